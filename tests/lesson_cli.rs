@@ -1,0 +1,150 @@
+//! The lesson example's flag parser: good flags give the run asked for, and every bad flag or
+//! value gives a one-line error naming the flag.
+
+#[allow(dead_code)]
+#[path = "../examples/lesson/cli.rs"]
+mod cli;
+#[allow(dead_code, unused_imports)]
+#[path = "../examples/lesson/model/mod.rs"]
+mod model;
+
+use cli::{Command, Output};
+use model::{Mode, Rule, Scenario};
+
+fn parse(args: &[&str]) -> Result<Command, String> {
+    cli::parse(args.iter().map(|arg| arg.to_string()))
+}
+
+#[test]
+fn no_flags_print_the_lesson() {
+    assert_eq!(parse(&[]), Ok(Command::Lesson(Output::Tables)));
+    assert_eq!(parse(&["--json"]), Ok(Command::Lesson(Output::Json)));
+    assert_eq!(parse(&["--help"]), Ok(Command::Help));
+    assert_eq!(parse(&["-h"]), Ok(Command::Help));
+}
+
+#[test]
+fn mode_and_rule_make_a_lesson_run() {
+    let expected = Scenario::lesson(
+        Mode::Slowdown,
+        Rule::Rate {
+            threshold: 0.5,
+            window: 20,
+        },
+    );
+    assert_eq!(
+        parse(&["--mode", "slowdown", "--rule", "rate:0.5/20"]),
+        Ok(Command::Single(expected, Output::Tables))
+    );
+    let expected = Scenario::lesson(Mode::Halt, Rule::None);
+    assert_eq!(
+        parse(&["--rule=none", "--json", "--mode=halt"]),
+        Ok(Command::Single(expected, Output::Json))
+    );
+}
+
+#[test]
+fn every_parameter_can_be_set() {
+    let args = [
+        "--mode",
+        "partial",
+        "--rule",
+        "consecutive:3",
+        "--open-rounds",
+        "7",
+        "--seed",
+        "42",
+        "--slots",
+        "8",
+        "--rounds",
+        "600",
+        "--fault-at",
+        "0",
+        "--json",
+    ];
+    let expected = Scenario {
+        mode: Mode::Partial,
+        rule: Rule::Consecutive { failures: 3 },
+        open_rounds: 7,
+        seed: 42,
+        slots: 8,
+        rounds: 600,
+        fault_at: 0,
+    };
+    assert_eq!(parse(&args), Ok(Command::Single(expected, Output::Json)));
+}
+
+#[test]
+fn rules_print_back_as_the_flag_takes_them() {
+    for text in [
+        "none",
+        "consecutive:5",
+        "rate:0.5/20",
+        "rate:0.15/40",
+        "rate:1/5",
+    ] {
+        let Ok(Command::Single(scenario, _)) = parse(&["--mode", "halt", "--rule", text]) else {
+            panic!("`{text}` is a valid rule");
+        };
+        assert_eq!(scenario.rule.to_string(), text);
+    }
+}
+
+#[test]
+fn bad_input_is_an_error_naming_the_flag() {
+    let run = |extra: &[&'static str]| {
+        let mut args = vec!["--mode", "slowdown", "--rule", "none"];
+        args.extend_from_slice(extra);
+        args
+    };
+    let with_rule = |rule: &'static str| vec!["--mode", "slowdown", "--rule", rule];
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (with_rule("rate:1.5/20"), "--rule"),
+        (with_rule("rate:0/20"), "--rule"),
+        (with_rule("rate:-0.5/20"), "--rule"),
+        (with_rule("rate:NaN/20"), "--rule"),
+        (with_rule("rate:0,5/20"), "--rule"),
+        (with_rule("rate:0.5/0"), "--rule"),
+        (with_rule("rate:0.5"), "--rule"),
+        (with_rule("rate:0.5/x"), "--rule"),
+        (with_rule("consecutive:0"), "--rule"),
+        (with_rule("consecutive:-1"), "--rule"),
+        (with_rule("consecutive:"), "--rule"),
+        (with_rule("sometimes"), "--rule"),
+        (run(&["--slots", "0"]), "--slots"),
+        (run(&["--slots", "many"]), "--slots"),
+        (run(&["--slots", "1000001"]), "--slots"),
+        (run(&["--rounds", "0"]), "--rounds"),
+        (run(&["--open-rounds", "0"]), "--open-rounds"),
+        (run(&["--fault-at", "-1"]), "--fault-at"),
+        (run(&["--seed", "9007199254740992"]), "--seed"),
+        (run(&["--seed", "1e3"]), "--seed"),
+        (run(&["--seed"]), "--seed"),
+        (run(&["--seed", "--json"]), "--seed"),
+        (run(&["--seed", "1", "--seed", "2"]), "--seed"),
+        (run(&["--mode", "halt"]), "--mode"),
+        (vec!["--mode", "sideways", "--rule", "none"], "--mode"),
+        (vec!["--mode"], "--mode"),
+        (vec!["--mode", "--rule", "none"], "--mode"),
+        (vec!["--mode", "halt"], "--rule"),
+        (vec!["--rule", "none"], "--mode"),
+        (vec!["--seed", "7"], "--seed"),
+        (vec!["--json", "--json"], "--json"),
+        (vec!["--json=yes"], "--json"),
+        (vec!["--frobnicate"], "--frobnicate"),
+        (vec!["-x"], "-x"),
+        (vec!["stray"], "stray"),
+    ];
+    for (args, flag) in cases {
+        match parse(&args) {
+            Ok(command) => panic!("{args:?} parsed as {command:?}"),
+            Err(message) => {
+                assert!(
+                    message.contains(flag),
+                    "{args:?}: `{message}` does not name {flag}"
+                );
+                assert!(!message.contains('\n'), "{args:?}: `{message}` is one line");
+            }
+        }
+    }
+}
