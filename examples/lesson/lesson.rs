@@ -55,6 +55,15 @@ pub struct Run {
     pub counts: RunCounts,
 }
 
+fn run_all(scenarios: impl Iterator<Item = Scenario>) -> Result<Vec<Run>, ConfigError> {
+    scenarios
+        .map(|scenario| {
+            let counts = model::run(&scenario)?;
+            Ok(Run { scenario, counts })
+        })
+        .collect()
+}
+
 /// Every run the lesson prints, done.
 pub struct Lesson {
     pub breaker_comparison: Vec<Run>,
@@ -70,24 +79,14 @@ impl Lesson {
     /// # Errors
     /// When the breaker refuses one of the lesson's rules.
     pub fn run() -> Result<Lesson, ConfigError> {
-        let run_all = |scenarios: &mut dyn Iterator<Item = Scenario>| {
-            scenarios
-                .map(|scenario| {
-                    Ok(Run {
-                        scenario,
-                        counts: model::run(&scenario)?,
-                    })
-                })
-                .collect::<Result<Vec<_>, ConfigError>>()
-        };
         let open_longer = |scenario: Scenario| Scenario {
             open_rounds: LONGER_OPEN_ROUNDS,
             ..scenario
         };
         let strict_healthy = Scenario::lesson(Mode::Healthy, STRICT_RULE);
         Ok(Lesson {
-            breaker_comparison: run_all(&mut breaker_comparison())?,
-            rule_comparison: run_all(&mut rule_comparison())?,
+            breaker_comparison: run_all(breaker_comparison())?,
+            rule_comparison: run_all(rule_comparison())?,
             slowdown_open_longer: model::run(&open_longer(Scenario::lesson(
                 Mode::Slowdown,
                 CHOSEN_RULE,
@@ -97,13 +96,17 @@ impl Lesson {
         })
     }
 
-    /// The first table's run of `mode` without a breaker (`false`) or with the chosen rule.
-    pub fn compared(&self, mode: Mode, with_breaker: bool) -> &RunCounts {
-        let rule = if with_breaker {
-            CHOSEN_RULE
-        } else {
-            Rule::None
-        };
+    /// The first table's run of `mode` without a breaker.
+    pub fn without_breaker(&self, mode: Mode) -> &RunCounts {
+        self.first_table_run(mode, Rule::None)
+    }
+
+    /// The first table's run of `mode` with the chosen rule.
+    pub fn with_breaker(&self, mode: Mode) -> &RunCounts {
+        self.first_table_run(mode, CHOSEN_RULE)
+    }
+
+    fn first_table_run(&self, mode: Mode, rule: Rule) -> &RunCounts {
         self.breaker_comparison
             .iter()
             .find(|run| run.scenario.mode == mode && run.scenario.rule == rule)

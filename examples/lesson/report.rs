@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use crate::lesson::{self, Lesson};
-use crate::model::{Mode, ROUNDS_PER_SECOND, Rule, RunCounts, Scenario};
+use crate::model::{Detection, Mode, ROUNDS_PER_SECOND, Rule, RunCounts, Scenario};
 
 const LABEL_WIDTH: usize = 24;
 const COLUMN_WIDTH: usize = 18;
@@ -65,13 +65,16 @@ fn breaker_comparison(out: &mut String, lesson: &Lesson) {
         };
         let label = format!("{}, {breaker}", run.scenario.mode.name());
         let _ = write!(out, "{label:<LABEL_WIDTH$}");
-        comparison_cells(out, &run.counts);
+        for figure in comparison_figures(&run.counts) {
+            let _ = write!(out, "{figure:>COLUMN_WIDTH$}");
+        }
         out.push('\n');
     }
 }
 
-fn comparison_cells(out: &mut String, counts: &RunCounts) {
-    let cells = [
+/// The figures under `COMPARISON_COLUMNS`.
+fn comparison_figures(counts: &RunCounts) -> [u64; 7] {
+    [
         counts.tracking_ok,
         counts.tracking_no_slot,
         counts.event_ok,
@@ -79,10 +82,7 @@ fn comparison_cells(out: &mut String, counts: &RunCounts) {
         counts.event_failed,
         counts.calls,
         counts.event_slot_rounds,
-    ];
-    for cell in cells {
-        let _ = write!(out, "{cell:>COLUMN_WIDTH$}");
-    }
+    ]
 }
 
 /// `before - after`, signed: a count that went up shows as a negative drop.
@@ -91,18 +91,18 @@ fn drop_between(before: u64, after: u64) -> i64 {
 }
 
 fn summary(out: &mut String, lesson: &Lesson) {
-    let healthy = lesson.compared(Mode::Healthy, true);
+    let healthy = lesson.with_breaker(Mode::Healthy);
     let (partial_without, partial_with) = (
-        lesson.compared(Mode::Partial, false),
-        lesson.compared(Mode::Partial, true),
+        lesson.without_breaker(Mode::Partial),
+        lesson.with_breaker(Mode::Partial),
     );
     let (slowdown_without, slowdown_with) = (
-        lesson.compared(Mode::Slowdown, false),
-        lesson.compared(Mode::Slowdown, true),
+        lesson.without_breaker(Mode::Slowdown),
+        lesson.with_breaker(Mode::Slowdown),
     );
     let (halt_without, halt_with) = (
-        lesson.compared(Mode::Halt, false),
-        lesson.compared(Mode::Halt, true),
+        lesson.without_breaker(Mode::Halt),
+        lesson.with_breaker(Mode::Halt),
     );
 
     let _ = writeln!(
@@ -151,6 +151,8 @@ fn summary(out: &mut String, lesson: &Lesson) {
         halt_with.calls,
     );
 
+    // Whole numbers here; were one to end in .5, Rust would round it to even where the lesson's
+    // `toFixed` rounds up.
     let base = lesson::baseline();
     let scale = SCALED_FAULT_SECONDS * ROUNDS_PER_SECOND / (base.rounds - base.fault_at) as f64;
     let calls_saved = drop_between(slowdown_without.calls, slowdown_with.calls) as f64 * scale;
@@ -178,10 +180,10 @@ fn rule_comparison(out: &mut String, lesson: &Lesson) {
         "openings",
         "valid events rejected",
     );
-    let partial_without = lesson.compared(Mode::Partial, false);
+    let partial_without = lesson.without_breaker(Mode::Partial);
     for run in &lesson.rule_comparison {
         let counts = &run.counts;
-        let detection = |field: fn(&crate::model::Detection) -> u64| {
+        let detection = |field: fn(&Detection) -> u64| {
             counts
                 .detection
                 .as_ref()
@@ -223,7 +225,7 @@ fn sensitivity(out: &mut String, lesson: &Lesson) {
          the {:.2} rate rule, valid events rejected on a fault-free day {} -> {}",
         lesson::baseline().open_rounds,
         lesson::LONGER_OPEN_ROUNDS,
-        lesson.compared(Mode::Slowdown, true).calls,
+        lesson.with_breaker(Mode::Slowdown).calls,
         lesson.slowdown_open_longer.calls,
         lesson::STRICT_THRESHOLD,
         lesson.strict_healthy.event_rejected,
@@ -234,20 +236,7 @@ fn sensitivity(out: &mut String, lesson: &Lesson) {
 /// One run as a header and a single row holding every count.
 pub fn single_run(scenario: &Scenario, counts: &RunCounts) -> String {
     let label = format!("{}, {}", scenario.mode.name(), scenario.rule);
-    let width = label.len().max(LABEL_WIDTH) + 1;
-    let mut out = String::new();
-    let _ = write!(out, "{:<width$}", "run");
-    let extra_columns = [
-        "event no slot",
-        "openings",
-        "detection round",
-        "slot-rounds to det.",
-    ];
-    for column in COMPARISON_COLUMNS.into_iter().chain(extra_columns) {
-        let _ = write!(out, "{column:>COLUMN_WIDTH$}");
-    }
-    let _ = write!(out, "\n{label:<width$}");
-    comparison_cells(&mut out, counts);
+    let label_width = label.len().max(LABEL_WIDTH) + 1;
     let detection = counts
         .detection
         .map_or(["-".to_string(), "-".to_string()], |detection| {
@@ -256,15 +245,27 @@ pub fn single_run(scenario: &Scenario, counts: &RunCounts) -> String {
                 detection.slot_rounds.to_string(),
             ]
         });
-    let cells = [
-        counts.event_no_slot.to_string(),
-        counts.openings.to_string(),
-    ]
-    .into_iter()
-    .chain(detection);
-    for cell in cells {
-        let _ = write!(out, "{cell:>COLUMN_WIDTH$}");
+    let columns = COMPARISON_COLUMNS
+        .into_iter()
+        .zip(comparison_figures(counts).map(|figure| figure.to_string()))
+        .chain([
+            ("event no slot", counts.event_no_slot.to_string()),
+            ("openings", counts.openings.to_string()),
+        ])
+        .chain(
+            ["detection round", "slot-rounds to detection"]
+                .into_iter()
+                .zip(detection),
+        );
+
+    let (mut header, mut row) = (
+        format!("{:<label_width$}", "run"),
+        format!("{label:<label_width$}"),
+    );
+    for (name, cell) in columns {
+        let width = COLUMN_WIDTH.max(name.len() + 2);
+        let _ = write!(header, "{name:>width$}");
+        let _ = write!(row, "{cell:>width$}");
     }
-    out.push('\n');
-    out
+    format!("{header}\n{row}\n")
 }
