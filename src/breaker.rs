@@ -1,0 +1,476 @@
+//! The breaker: admission, verdicts and transitions around one state word.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::builder::Builder;
+use crate::clock::{Clock, QuantaClock};
+use crate::config::Settings;
+use crate::listener::{Listener, Transition, Trigger};
+use crate::metrics::Metrics;
+use crate::open_deadline::OpenDeadline;
+use crate::permit::{Outcome, Permit, PermitKind, Rejected};
+use crate::state::{State, StateWord};
+use crate::stripes::{Counter, Stripes};
+use crate::sync::{AtomicU64, Backoff, CachePadded, Ordering};
+use crate::window::{Judgement, TripCause, Window};
+
+/// A lock-free circuit breaker.
+///
+/// Share it by reference (or in an `Arc`) among the threads that call one dependency. See the
+/// [crate documentation](crate) for the semantics and an example.
+///
+/// # Performance
+///
+/// - [`try_acquire`](Breaker::try_acquire) while closed: one atomic load. Wait-free.
+/// - A success while the window holds no failure: one atomic load and one store to a cache
+///   line this thread owns. Wait-free, no shared write.
+/// - A success while a failure is in the window: two stores to this thread's line; now and
+///   then, a read of every stripe.
+/// - A failure: a compare-and-swap on the window word and a read of every stripe; lock-free.
+/// - A rejection while open: one clock reading; no shared write.
+///
+/// No call path takes a lock or allocates.
+pub struct Breaker<C: Clock = QuantaClock> {
+    /// The state word and the end of the open period: read by every call, written only by
+    /// transitions, so they share a line that stays in every reader's cache.
+    control: CachePadded<Control>,
+    window: Window,
+    stripes: Stripes,
+    transitions: CachePadded<TransitionCounts>,
+    settings: Settings,
+    clock: C,
+    listeners: Box<[Listener]>,
+}
+
+struct Control {
+    state: AtomicU64,
+    deadline: OpenDeadline,
+}
+
+#[derive(Default)]
+struct TransitionCounts {
+    openings: AtomicU64,
+    half_openings: AtomicU64,
+    closings: AtomicU64,
+}
+
+impl Breaker<QuantaClock> {
+    /// Starts configuring a breaker; see [`Builder`] for the settings and their defaults.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use hotbreaker::Breaker;
+    /// use std::time::Duration;
+    ///
+    /// let breaker = Breaker::builder()
+    ///     .failure_rate(0.5, 20)
+    ///     .consecutive_failures(5)
+    ///     .open_duration(Duration::from_secs(1))
+    ///     .build()?;
+    /// # Ok::<(), hotbreaker::ConfigError>(())
+    /// ```
+    pub fn builder() -> Builder<QuantaClock> {
+        Builder::new()
+    }
+}
+
+impl<C: Clock> Breaker<C> {
+    pub(crate) fn new(settings: Settings, clock: C, listeners: Box<[Listener]>) -> Self {
+        let initial = StateWord::new(State::Closed, 0);
+        Breaker {
+            control: CachePadded::new(Control {
+                state: AtomicU64::new(initial.0),
+                deadline: OpenDeadline::new(),
+            }),
+            window: Window::new(&settings, initial.generation()),
+            stripes: Stripes::new(settings.stripes),
+            transitions: CachePadded::new(TransitionCounts::default()),
+            settings,
+            clock,
+            listeners,
+        }
+    }
+
+    /// Asks to make one call.
+    ///
+    /// # Errors
+    ///
+    /// [`Rejected`] while open (until the open period ends), while half-open with all probes
+    /// out, and while forced open.
+    #[inline]
+    pub fn try_acquire(&self) -> Result<Permit<'_, C>, Rejected> {
+        // Acquire: pairs with the transition that published this state, so whatever it did
+        // before (the open deadline, the cleared window) is visible to this permit's verdict.
+        let word = StateWord(self.control.state.load(Ordering::Acquire));
+        if word.is_closed() {
+            return Ok(Permit::new(self, word.generation(), PermitKind::Closed));
+        }
+        self.acquire_unless_closed(word)
+    }
+
+    #[inline(never)]
+    fn acquire_unless_closed(&self, mut word: StateWord) -> Result<Permit<'_, C>, Rejected> {
+        let backoff = Backoff::new();
+        loop {
+            let next = match word.state() {
+                State::Closed => {
+                    return Ok(Permit::new(self, word.generation(), PermitKind::Closed));
+                }
+                State::ForcedClosed => {
+                    return Ok(Permit::new(self, word.generation(), PermitKind::Forced));
+                }
+                State::ForcedOpen => return Err(self.reject(State::ForcedOpen, None)),
+                State::Open => {
+                    let now = self.clock.now_nanos();
+                    if let Some(remaining) = self
+                        .control
+                        .deadline
+                        .remaining_nanos(word.generation(), now)
+                    {
+                        return Err(self.reject(State::Open, Some(Duration::from_nanos(remaining))));
+                    }
+                    // The open period is over: this call becomes the first probe.
+                    word.next(State::HalfOpen).with_probes(1, 0)
+                }
+                State::HalfOpen => {
+                    if word.probes_out() >= self.settings.half_open_probes {
+                        return Err(self.reject(State::HalfOpen, None));
+                    }
+                    word.with_probes(word.probes_out() + 1, word.probe_successes())
+                }
+            };
+            // AcqRel: a probe admitted here sees the transition it follows, and the next
+            // admission sees this one.
+            match self.control.state.compare_exchange(
+                word.0,
+                next.0,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => {
+                    if word.state() == State::Open {
+                        self.transitions
+                            .half_openings
+                            .fetch_add(1, Ordering::Relaxed);
+                        self.announce(word, next, Trigger::OpenPeriodEnded, None);
+                    }
+                    return Ok(Permit::new(self, next.generation(), PermitKind::Probe));
+                }
+                Err(seen) => word = StateWord(seen),
+            }
+            backoff.spin();
+        }
+    }
+
+    #[inline]
+    fn reject(&self, state: State, retry_after: Option<Duration>) -> Rejected {
+        self.stripes.bump(Counter::Rejected);
+        Rejected::new(state, retry_after)
+    }
+
+    /// Records the verdict of a permit of `generation`.
+    #[inline(always)]
+    pub(crate) fn record(&self, generation: u32, kind: PermitKind, outcome: Outcome) {
+        let local = self.stripes.local();
+        match outcome {
+            Outcome::Success => {
+                local.bump(Counter::Successes);
+                match kind {
+                    PermitKind::Closed => {
+                        let judged =
+                            self.window
+                                .record_success(generation, &self.stripes, local, || {
+                                    self.is_closed_in(generation)
+                                });
+                        if let Judgement::Trip(cause) = judged {
+                            self.trip(generation, cause);
+                        }
+                    }
+                    PermitKind::Probe => self.probe_succeeded(generation),
+                    PermitKind::Forced => {}
+                }
+            }
+            Outcome::Failure => {
+                local.bump(Counter::Failures);
+                match kind {
+                    PermitKind::Closed => {
+                        let judged = self.window.record_failure(generation, &self.stripes, || {
+                            self.is_closed_in(generation)
+                        });
+                        if let Judgement::Trip(cause) = judged {
+                            self.trip(generation, cause);
+                        }
+                    }
+                    PermitKind::Probe => self.probe_failed(generation),
+                    PermitKind::Forced => {}
+                }
+            }
+            Outcome::Ignore => {
+                local.bump(Counter::Ignored);
+                if kind == PermitKind::Probe {
+                    self.probe_ended(generation);
+                }
+            }
+        }
+    }
+
+    /// A permit of `generation` ended without a verdict.
+    pub(crate) fn release(&self, generation: u32, kind: PermitKind) {
+        self.stripes.bump(Counter::Released);
+        if kind == PermitKind::Probe {
+            self.probe_ended(generation);
+        }
+    }
+
+    fn is_closed_in(&self, generation: u32) -> bool {
+        let word = StateWord(self.control.state.load(Ordering::Acquire));
+        word.is_closed() && word.generation() == generation
+    }
+
+    /// Opens a breaker that is closed in `generation`, unless it has moved on.
+    #[cold]
+    fn trip(&self, generation: u32, cause: TripCause) {
+        let from = StateWord::new(State::Closed, generation);
+        let trigger = Trigger::Tripped {
+            rule: cause.rule,
+            failures: cause.failures,
+            calls: cause.calls,
+        };
+        self.open_from(|word| word == from, trigger);
+    }
+
+    /// A probe of `generation` failed: reopen.
+    fn probe_failed(&self, generation: u32) {
+        self.open_from(
+            |word| word.state() == State::HalfOpen && word.generation() == generation,
+            Trigger::ProbeFailed,
+        );
+    }
+
+    /// Opens the breaker from a state word that `expected` accepts.
+    fn open_from(&self, expected: impl Fn(StateWord) -> bool, trigger: Trigger) {
+        let now = self.clock.now_nanos();
+        let open_for = self.settings.open_duration;
+        let backoff = Backoff::new();
+        let mut word = StateWord(self.control.state.load(Ordering::Acquire));
+        while expected(word) {
+            let next = word.next(State::Open);
+            // Deadline first, then the state: see `open_deadline.rs`.
+            self.control.deadline.publish(
+                next.generation(),
+                now.saturating_add(self.settings.open_duration_nanos()),
+            );
+            match self.control.state.compare_exchange(
+                word.0,
+                next.0,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => {
+                    self.transitions.openings.fetch_add(1, Ordering::Relaxed);
+                    self.announce(word, next, trigger, Some(open_for));
+                    return;
+                }
+                Err(seen) => word = StateWord(seen),
+            }
+            backoff.spin();
+        }
+    }
+
+    /// A probe of `generation` succeeded: close once enough have.
+    fn probe_succeeded(&self, generation: u32) {
+        let backoff = Backoff::new();
+        let mut word = StateWord(self.control.state.load(Ordering::Acquire));
+        while word.state() == State::HalfOpen && word.generation() == generation {
+            let successes = word.probe_successes() + 1;
+            let closes = successes >= self.settings.success_threshold;
+            let next = if closes {
+                word.next(State::Closed)
+            } else {
+                word.with_probes(word.probes_out().saturating_sub(1), successes)
+            };
+            match self.control.state.compare_exchange(
+                word.0,
+                next.0,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => {
+                    if closes {
+                        self.window.begin(next.generation());
+                        self.transitions.closings.fetch_add(1, Ordering::Relaxed);
+                        self.announce(word, next, Trigger::ProbesSucceeded { successes }, None);
+                    }
+                    return;
+                }
+                Err(seen) => word = StateWord(seen),
+            }
+            backoff.spin();
+        }
+    }
+
+    /// A probe of `generation` ended without telling anything: free its place.
+    fn probe_ended(&self, generation: u32) {
+        let backoff = Backoff::new();
+        let mut word = StateWord(self.control.state.load(Ordering::Acquire));
+        while word.state() == State::HalfOpen && word.generation() == generation {
+            let next =
+                word.with_probes(word.probes_out().saturating_sub(1), word.probe_successes());
+            match self.control.state.compare_exchange(
+                word.0,
+                next.0,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return,
+                Err(seen) => word = StateWord(seen),
+            }
+            backoff.spin();
+        }
+    }
+
+    /// Opens the breaker until [`reset`](Breaker::reset) or
+    /// [`force_closed`](Breaker::force_closed), whatever the calls do.
+    pub fn force_open(&self) {
+        self.move_to(State::ForcedOpen);
+    }
+
+    /// Lets every call through and never trips, until [`reset`](Breaker::reset) or
+    /// [`force_open`](Breaker::force_open). Outcomes are still counted in the metrics.
+    pub fn force_closed(&self) {
+        self.move_to(State::ForcedClosed);
+    }
+
+    /// Closes the breaker with an empty window, from any state. Verdicts of permits issued
+    /// before the reset do not count in the new window.
+    pub fn reset(&self) {
+        self.move_to(State::Closed);
+    }
+
+    fn move_to(&self, state: State) {
+        let backoff = Backoff::new();
+        let mut word = StateWord(self.control.state.load(Ordering::Acquire));
+        loop {
+            let next = word.next(state);
+            match self.control.state.compare_exchange(
+                word.0,
+                next.0,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => {
+                    if state == State::Closed {
+                        self.window.begin(next.generation());
+                    }
+                    self.announce(word, next, Trigger::Manual, None);
+                    return;
+                }
+                Err(seen) => word = StateWord(seen),
+            }
+            backoff.spin();
+        }
+    }
+
+    /// Tells the listeners; runs after the transition's CAS, outside every loop.
+    fn announce(
+        &self,
+        from: StateWord,
+        to: StateWord,
+        trigger: Trigger,
+        open_for: Option<Duration>,
+    ) {
+        if self.listeners.is_empty() {
+            return;
+        }
+        let transition = Transition {
+            from: from.state(),
+            to: to.state(),
+            generation: to.generation(),
+            trigger,
+            at: Duration::from_nanos(self.clock.now_nanos()),
+            open_for,
+        };
+        for listener in self.listeners.iter() {
+            listener(&transition);
+        }
+    }
+
+    /// The current state.
+    ///
+    /// An open breaker whose open period has ended reads as [`State::HalfOpen`]: the next call
+    /// will be a probe.
+    pub fn state(&self) -> State {
+        let word = StateWord(self.control.state.load(Ordering::Acquire));
+        match word.state() {
+            State::Open if self.open_period_over(word) => State::HalfOpen,
+            state => state,
+        }
+    }
+
+    fn open_period_over(&self, word: StateWord) -> bool {
+        self.control
+            .deadline
+            .remaining_nanos(word.generation(), self.clock.now_nanos())
+            .is_none()
+    }
+
+    /// A snapshot of the counters and the window.
+    ///
+    /// Counters are summed over the per-thread stripes with relaxed loads: each is exact once
+    /// the threads that updated it are done (joined, or synchronized with the reader), and
+    /// may lag by the calls in progress otherwise.
+    pub fn metrics(&self) -> Metrics {
+        let word = StateWord(self.control.state.load(Ordering::Acquire));
+        let window = if word.is_closed() {
+            self.window.snapshot(word.generation(), &self.stripes)
+        } else {
+            Default::default()
+        };
+        Metrics {
+            state: match word.state() {
+                State::Open if self.open_period_over(word) => State::HalfOpen,
+                state => state,
+            },
+            successes: self.stripes.total(Counter::Successes),
+            failures: self.stripes.total(Counter::Failures),
+            ignored: self.stripes.total(Counter::Ignored),
+            released: self.stripes.total(Counter::Released),
+            rejected: self.stripes.total(Counter::Rejected),
+            openings: self.transitions.openings.load(Ordering::Relaxed),
+            half_openings: self.transitions.half_openings.load(Ordering::Relaxed),
+            closings: self.transitions.closings.load(Ordering::Relaxed),
+            window_failures: window.failures,
+            window_calls: window.calls,
+            consecutive_failures: window.consecutive_failures,
+            probes_out: if word.state() == State::HalfOpen {
+                word.probes_out()
+            } else {
+                0
+            },
+        }
+    }
+
+    /// Bytes this breaker takes, its own struct included (listeners' captures excluded).
+    pub fn memory_footprint(&self) -> usize {
+        std::mem::size_of::<Self>()
+            + self.window.heap_bytes()
+            + self.stripes.heap_bytes()
+            + std::mem::size_of_val(&*self.listeners)
+    }
+
+    /// The clock the breaker reads.
+    pub fn clock(&self) -> &C {
+        &self.clock
+    }
+}
+
+impl<C: Clock> fmt::Debug for Breaker<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Breaker")
+            .field("state", &self.state())
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,144 @@
+//! Calling through the breaker: acquire, call, classify, record, in one step.
+
+use std::error::Error;
+use std::fmt;
+
+use crate::breaker::Breaker;
+use crate::clock::Clock;
+use crate::permit::{Outcome, Rejected};
+
+/// The error of a call made through [`Breaker::call`]: either the breaker did not let it
+/// through, or the call itself failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallError<E> {
+    /// The breaker rejected the call; the dependency was not called.
+    Rejected(Rejected),
+    /// The call was made and returned this error.
+    Failed(E),
+}
+
+impl<E> CallError<E> {
+    /// Whether the breaker rejected the call.
+    pub fn is_rejected(&self) -> bool {
+        matches!(self, CallError::Rejected(_))
+    }
+
+    /// The call's own error, if it was made.
+    pub fn into_failed(self) -> Option<E> {
+        match self {
+            CallError::Failed(error) => Some(error),
+            CallError::Rejected(_) => None,
+        }
+    }
+}
+
+impl<E: fmt::Display> fmt::Display for CallError<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CallError::Rejected(rejected) => rejected.fmt(f),
+            CallError::Failed(error) => error.fmt(f),
+        }
+    }
+}
+
+impl<E: Error + 'static> Error for CallError<E> {
+    fn source(&self) -> Option<&(dyn Error + 'static)> {
+        match self {
+            CallError::Rejected(rejected) => Some(rejected),
+            CallError::Failed(error) => Some(error),
+        }
+    }
+}
+
+/// Classifies every `Ok` as a success and every `Err` as a failure.
+pub fn every_error_fails<T, E>(result: &Result<T, E>) -> Outcome {
+    match result {
+        Ok(_) => Outcome::Success,
+        Err(_) => Outcome::Failure,
+    }
+}
+
+impl<C: Clock> Breaker<C> {
+    /// Calls `f` if the breaker lets it through, and records its result: `Ok` as a success,
+    /// `Err` as a failure. A panic in `f` counts as a failure and goes on unwinding.
+    ///
+    /// # Errors
+    ///
+    /// [`CallError::Rejected`] if the breaker did not let the call through (`f` was not
+    /// called), [`CallError::Failed`] with `f`'s error otherwise.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use hotbreaker::{Breaker, CallError};
+    ///
+    /// let breaker = Breaker::builder().consecutive_failures(2).build().unwrap();
+    /// for _ in 0..2 {
+    ///     let _ = breaker.call(|| Err::<(), _>("connection refused"));
+    /// }
+    /// match breaker.call(|| Ok::<_, &str>("reply")) {
+    ///     Err(CallError::Rejected(rejected)) => println!("{rejected}"),
+    ///     other => panic!("expected a rejection, got {other:?}"),
+    /// }
+    /// ```
+    #[inline]
+    pub fn call<T, E>(&self, f: impl FnOnce() -> Result<T, E>) -> Result<T, CallError<E>> {
+        self.call_with(every_error_fails, f)
+    }
+
+    /// Like [`call`](Breaker::call), with `classify` deciding how each result counts: an error
+    /// that says nothing about the dependency's health (a 400 Bad Request) can be
+    /// [`Outcome::Ignore`]d, and an `Ok` carrying a failure (an HTTP 503 in a response) can be
+    /// an [`Outcome::Failure`]. A panic in `f` or in `classify` counts as a failure.
+    ///
+    /// # Errors
+    ///
+    /// As for [`call`](Breaker::call); how the result was classified does not change it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use hotbreaker::{Breaker, Outcome};
+    ///
+    /// let breaker = Breaker::builder().consecutive_failures(1).build().unwrap();
+    /// let status_of = |result: &Result<u16, u16>| match result {
+    ///     Ok(_) => Outcome::Success,
+    ///     Err(400..=499) => Outcome::Ignore, // the request was bad, not the service
+    ///     Err(_) => Outcome::Failure,
+    /// };
+    /// let _ = breaker.call_with(status_of, || Err::<u16, u16>(400));
+    /// assert!(breaker.call_with(status_of, || Ok::<u16, u16>(200)).is_ok(), "a 400 does not trip");
+    /// ```
+    #[inline]
+    pub fn call_with<T, E>(
+        &self,
+        classify: impl FnOnce(&Result<T, E>) -> Outcome,
+        f: impl FnOnce() -> Result<T, E>,
+    ) -> Result<T, CallError<E>> {
+        let permit = self.try_acquire().map_err(CallError::Rejected)?;
+        let result = f();
+        permit.record(classify(&result));
+        result.map_err(CallError::Failed)
+    }
+
+    /// Calls `f` through the breaker and, when it is rejected or fails, answers with
+    /// `fallback` instead (a cached value, a default).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use hotbreaker::Breaker;
+    ///
+    /// let breaker = Breaker::builder().build().unwrap();
+    /// let name = breaker.call_or_else(|| Err::<String, _>("timeout"), |_error| "unknown".to_string());
+    /// assert_eq!(name, "unknown");
+    /// ```
+    #[inline]
+    pub fn call_or_else<T, E>(
+        &self,
+        f: impl FnOnce() -> Result<T, E>,
+        fallback: impl FnOnce(CallError<E>) -> T,
+    ) -> T {
+        self.call(f).unwrap_or_else(fallback)
+    }
+}

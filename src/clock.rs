@@ -1,0 +1,170 @@
+//! Where the breaker's notion of time comes from.
+//!
+//! The breaker reads the clock only where a decision needs it: when a failure trips it (to set
+//! the end of the open period) and while it is open (to see whether that period has ended). A
+//! healthy call never reads the clock.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::sync::{Arc, AtomicU64, Ordering};
+
+/// A monotonic source of time for a [`Breaker`](crate::Breaker).
+///
+/// Implementations return nanoseconds since an epoch of their choosing; only differences
+/// matter. Two readings from the same clock must never go backwards.
+///
+/// # Examples
+///
+/// ```
+/// use hotbreaker::{Clock, ManualClock};
+/// use std::time::Duration;
+///
+/// let clock = ManualClock::new();
+/// clock.advance(Duration::from_millis(10));
+/// assert_eq!(clock.now_nanos(), 10_000_000);
+/// ```
+pub trait Clock: Send + Sync + 'static {
+    /// Nanoseconds elapsed since this clock's epoch.
+    fn now_nanos(&self) -> u64;
+}
+
+/// The default clock: the CPU's time-stamp counter through [`quanta`], scaled to nanoseconds.
+///
+/// One reading costs a `rdtsc` and a multiply (about 10 ns on the machines this crate is
+/// measured on, against about 25 ns for [`std::time::Instant::now`]).
+#[derive(Clone)]
+pub struct QuantaClock {
+    clock: quanta::Clock,
+    epoch: u64,
+}
+
+impl QuantaClock {
+    /// A clock whose epoch is the moment of this call.
+    pub fn new() -> Self {
+        let clock = quanta::Clock::new();
+        let epoch = clock.raw();
+        QuantaClock { clock, epoch }
+    }
+}
+
+impl Default for QuantaClock {
+    fn default() -> Self {
+        QuantaClock::new()
+    }
+}
+
+impl fmt::Debug for QuantaClock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("QuantaClock")
+            .field("now_nanos", &self.now_nanos())
+            .finish()
+    }
+}
+
+impl Clock for QuantaClock {
+    #[inline]
+    fn now_nanos(&self) -> u64 {
+        self.clock.delta_as_nanos(self.epoch, self.clock.raw())
+    }
+}
+
+/// A clock that moves only when told to: for tests, simulations and loom models.
+///
+/// Clones share one time, so a test can keep a clone and move the time of a breaker built
+/// with another.
+///
+/// # Examples
+///
+/// ```
+/// use hotbreaker::{Breaker, ManualClock, State};
+/// use std::time::Duration;
+///
+/// let clock = ManualClock::new();
+/// let breaker = Breaker::builder()
+///     .consecutive_failures(1)
+///     .open_duration(Duration::from_secs(5))
+///     .clock(clock.clone())
+///     .build()
+///     .unwrap();
+/// breaker.try_acquire().unwrap().failure();
+/// assert!(breaker.try_acquire().is_err());
+/// clock.advance(Duration::from_secs(5));
+/// assert!(breaker.try_acquire().is_ok()); // the half-open probe
+/// assert_eq!(breaker.state(), State::HalfOpen);
+/// ```
+#[derive(Clone)]
+pub struct ManualClock {
+    nanos: Arc<AtomicU64>,
+}
+
+impl ManualClock {
+    /// A clock standing at zero.
+    pub fn new() -> Self {
+        ManualClock {
+            nanos: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
+    /// Sets the time, measured from the clock's epoch.
+    ///
+    /// Moving it backwards is allowed (it is a test tool), but a breaker reading it then sees
+    /// time stand still until the clock passes the latest reading again.
+    pub fn set(&self, since_epoch: Duration) {
+        self.set_nanos(saturating_nanos(since_epoch));
+    }
+
+    /// Sets the time in nanoseconds since the clock's epoch.
+    pub fn set_nanos(&self, nanos: u64) {
+        // Release: a thread that reads the new time also sees what the setter did before.
+        self.nanos.store(nanos, Ordering::Release);
+    }
+
+    /// Moves the time forward by `by`, saturating at `u64::MAX` nanoseconds.
+    pub fn advance(&self, by: Duration) {
+        let by = saturating_nanos(by);
+        let mut current = self.nanos.load(Ordering::Acquire);
+        loop {
+            let next = current.saturating_add(by);
+            match self.nanos.compare_exchange_weak(
+                current,
+                next,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return,
+                Err(seen) => current = seen,
+            }
+        }
+    }
+
+    /// The current time as a [`Duration`] since the clock's epoch.
+    pub fn elapsed(&self) -> Duration {
+        Duration::from_nanos(self.now_nanos())
+    }
+}
+
+impl Default for ManualClock {
+    fn default() -> Self {
+        ManualClock::new()
+    }
+}
+
+impl fmt::Debug for ManualClock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ManualClock")
+            .field("now_nanos", &self.now_nanos())
+            .finish()
+    }
+}
+
+impl Clock for ManualClock {
+    #[inline]
+    fn now_nanos(&self) -> u64 {
+        self.nanos.load(Ordering::Acquire)
+    }
+}
+
+pub(crate) fn saturating_nanos(duration: Duration) -> u64 {
+    u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
+}

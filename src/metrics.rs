@@ -1,0 +1,56 @@
+//! What a breaker has counted.
+
+use crate::state::State;
+
+/// A snapshot of a breaker's counters and window, from [`Breaker::metrics`](crate::Breaker::metrics).
+///
+/// Every permit ends in exactly one of `successes`, `failures`, `ignored` and `released`
+/// (a panic during the call counts as a failure); [`permitted`](Metrics::permitted) is their
+/// sum. Verdicts that arrive after a transition (stale ones) are counted here too, although
+/// they do not affect the state.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub struct Metrics {
+    /// The state; an open breaker whose open period has ended reads as half-open.
+    pub state: State,
+    /// Permits that ended in a success.
+    pub successes: u64,
+    /// Permits that ended in a failure, including panics during the call.
+    pub failures: u64,
+    /// Permits whose outcome was ignored.
+    pub ignored: u64,
+    /// Permits dropped without a verdict, which gave their admission back.
+    pub released: u64,
+    /// Calls rejected without calling the dependency.
+    pub rejected: u64,
+    /// Transitions to open: trips from closed and failed probes.
+    pub openings: u64,
+    /// Transitions from open to half-open.
+    pub half_openings: u64,
+    /// Transitions from half-open to closed.
+    pub closings: u64,
+    /// While closed: failures among the calls in the failure-rate window.
+    pub window_failures: u32,
+    /// While closed: calls in the failure-rate window (at most its size).
+    pub window_calls: u32,
+    /// While closed: failures since the last success.
+    pub consecutive_failures: u32,
+    /// While half-open: probes admitted and not yet ended.
+    pub probes_out: u32,
+}
+
+impl Metrics {
+    /// Permits that have ended, whatever their verdict.
+    pub fn permitted(&self) -> u64 {
+        self.successes + self.failures + self.ignored + self.released
+    }
+
+    /// While closed: the share of failures in the failure-rate window, or 0 when it is empty.
+    pub fn failure_rate(&self) -> f64 {
+        if self.window_calls == 0 {
+            0.0
+        } else {
+            f64::from(self.window_failures) / f64::from(self.window_calls)
+        }
+    }
+}

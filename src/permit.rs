@@ -1,0 +1,178 @@
+//! Admission to call the dependency, and the verdict that ends it.
+
+use std::error::Error;
+use std::fmt;
+use std::mem::ManuallyDrop;
+use std::time::Duration;
+
+use crate::breaker::Breaker;
+use crate::clock::Clock;
+use crate::state::State;
+
+/// How a call's outcome counts for the breaker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Outcome {
+    /// The dependency worked. Ages failures out of the window; a successful probe counts
+    /// towards closing.
+    Success,
+    /// The dependency failed (a 5xx, a timeout, a refused connection). Counts towards tripping;
+    /// a failed probe reopens the breaker.
+    Failure,
+    /// Says nothing about the dependency's health (a 400 Bad Request, a cancelled call): not
+    /// recorded by any rule. A probe that ends this way frees its place for another.
+    Ignore,
+}
+
+/// Which kind of admission a permit is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PermitKind {
+    /// An ordinary call of a closed breaker; its outcome feeds the window.
+    Closed,
+    /// One of the limited calls of a half-open breaker.
+    Probe,
+    /// A call let through by [`Breaker::force_closed`]; counted in the metrics only.
+    Forced,
+}
+
+/// Permission to make one call, from [`Breaker::try_acquire`].
+///
+/// End it with [`success`](Permit::success), [`failure`](Permit::failure) or
+/// [`ignore`](Permit::ignore). A permit dropped without a verdict gives its admission back and
+/// counts as nothing (in half-open, another call may then probe), except while the thread is
+/// panicking: a panic during the call counts as a failure.
+///
+/// A verdict on a permit from before a state transition (the breaker tripped, or closed, while
+/// the call was out) is counted in the metrics but does not touch the new state.
+///
+/// # Examples
+///
+/// ```
+/// use hotbreaker::Breaker;
+///
+/// let breaker = Breaker::builder().consecutive_failures(3).build().unwrap();
+/// match breaker.try_acquire() {
+///     Ok(permit) => match std::fs::metadata("/") {
+///         Ok(_) => permit.success(),
+///         Err(_) => permit.failure(),
+///     },
+///     Err(rejected) => eprintln!("not calling: {rejected}"),
+/// }
+/// ```
+#[must_use = "a permit dropped at once gives its admission back; call the dependency, then record the outcome"]
+pub struct Permit<'a, C: Clock> {
+    breaker: &'a Breaker<C>,
+    generation: u32,
+    kind: PermitKind,
+}
+
+impl<'a, C: Clock> Permit<'a, C> {
+    #[inline(always)]
+    pub(crate) fn new(breaker: &'a Breaker<C>, generation: u32, kind: PermitKind) -> Self {
+        Permit {
+            breaker,
+            generation,
+            kind,
+        }
+    }
+
+    /// Records that the call succeeded.
+    #[inline]
+    pub fn success(self) {
+        self.record(Outcome::Success);
+    }
+
+    /// Records that the call failed.
+    #[inline]
+    pub fn failure(self) {
+        self.record(Outcome::Failure);
+    }
+
+    /// Records that the call's outcome says nothing about the dependency.
+    #[inline]
+    pub fn ignore(self) {
+        self.record(Outcome::Ignore);
+    }
+
+    /// Records `outcome`.
+    #[inline]
+    pub fn record(self, outcome: Outcome) {
+        let permit = ManuallyDrop::new(self);
+        permit
+            .breaker
+            .record(permit.generation, permit.kind, outcome);
+    }
+
+    /// Whether this permit is a half-open probe.
+    pub fn is_probe(&self) -> bool {
+        self.kind == PermitKind::Probe
+    }
+
+    /// The breaker generation the permit was issued in.
+    pub fn generation(&self) -> u32 {
+        self.generation
+    }
+}
+
+impl<C: Clock> Drop for Permit<'_, C> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.breaker
+                .record(self.generation, self.kind, Outcome::Failure);
+        } else {
+            self.breaker.release(self.generation, self.kind);
+        }
+    }
+}
+
+impl<C: Clock> fmt::Debug for Permit<'_, C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Permit")
+            .field("generation", &self.generation)
+            .field("probe", &self.is_probe())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The breaker did not let a call through.
+///
+/// Built without allocating; cheap to return on every rejected call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rejected {
+    state: State,
+    retry_after: Option<Duration>,
+}
+
+impl Rejected {
+    #[inline]
+    pub(crate) fn new(state: State, retry_after: Option<Duration>) -> Self {
+        Rejected { state, retry_after }
+    }
+
+    /// The state that rejected the call: [`State::Open`], [`State::HalfOpen`] (all probes
+    /// out) or [`State::ForcedOpen`].
+    pub fn state(&self) -> State {
+        self.state
+    }
+
+    /// When open: how long until the open period ends and a probe may pass.
+    pub fn retry_after(&self) -> Option<Duration> {
+        self.retry_after
+    }
+}
+
+impl fmt::Display for Rejected {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.state, self.retry_after) {
+            (State::Open, Some(after)) => {
+                write!(f, "circuit breaker is open; a probe may pass in {after:?}")
+            }
+            (State::HalfOpen, _) => {
+                f.write_str("circuit breaker is half-open and its probes are out")
+            }
+            (State::ForcedOpen, _) => f.write_str("circuit breaker is forced open"),
+            (state, _) => write!(f, "circuit breaker rejected the call ({state})"),
+        }
+    }
+}
+
+impl Error for Rejected {}

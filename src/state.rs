@@ -1,0 +1,169 @@
+//! The breaker's state, and the 64-bit word that holds it.
+//!
+//! ```text
+//!  63                               32 31       23 22        13 12         3 2     0
+//! +-----------------------------------+-----------+------------+------------+-------+
+//! |            generation             |  unused   | probe oks  | probes out | state |
+//! +-----------------------------------+-----------+------------+------------+-------+
+//! ```
+//!
+//! Every transition goes through one compare-and-swap on this word and adds one to the
+//! generation. A permit remembers the generation it was issued in, so a verdict that arrives
+//! after a transition is recognised as stale and not counted against the new state.
+
+use std::fmt;
+
+/// The state of a breaker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum State {
+    /// Calls pass; their outcomes feed the trip rules.
+    Closed,
+    /// Calls are rejected at once until the open period ends.
+    Open,
+    /// A limited number of probe calls pass; their outcomes close or reopen the breaker.
+    HalfOpen,
+    /// Rejects every call until [`reset`](crate::Breaker::reset) or
+    /// [`force_closed`](crate::Breaker::force_closed).
+    ForcedOpen,
+    /// Permits every call and never trips, until [`reset`](crate::Breaker::reset) or
+    /// [`force_open`](crate::Breaker::force_open). Outcomes are still counted in the metrics.
+    ForcedClosed,
+}
+
+impl State {
+    /// The name used in logs and metrics labels: `closed`, `open`, `half_open`,
+    /// `forced_open`, `forced_closed`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Closed => "closed",
+            State::Open => "open",
+            State::HalfOpen => "half_open",
+            State::ForcedOpen => "forced_open",
+            State::ForcedClosed => "forced_closed",
+        }
+    }
+
+    /// Whether calls are permitted in this state without any further check.
+    pub fn permits_all(self) -> bool {
+        matches!(self, State::Closed | State::ForcedClosed)
+    }
+}
+
+impl fmt::Display for State {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+const STATE_BITS: u32 = 3;
+const STATE_MASK: u64 = (1 << STATE_BITS) - 1;
+const PROBE_BITS: u32 = 10;
+const PROBE_MASK: u64 = (1 << PROBE_BITS) - 1;
+const PROBES_OUT_SHIFT: u32 = STATE_BITS;
+const PROBE_OKS_SHIFT: u32 = STATE_BITS + PROBE_BITS;
+const GENERATION_SHIFT: u32 = 32;
+
+const CLOSED: u64 = 0;
+const OPEN: u64 = 1;
+const HALF_OPEN: u64 = 2;
+const FORCED_OPEN: u64 = 3;
+const FORCED_CLOSED: u64 = 4;
+
+/// A decoded copy of the state word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct StateWord(pub(crate) u64);
+
+impl StateWord {
+    pub(crate) fn new(state: State, generation: u32) -> Self {
+        let code = match state {
+            State::Closed => CLOSED,
+            State::Open => OPEN,
+            State::HalfOpen => HALF_OPEN,
+            State::ForcedOpen => FORCED_OPEN,
+            State::ForcedClosed => FORCED_CLOSED,
+        };
+        StateWord(u64::from(generation) << GENERATION_SHIFT | code)
+    }
+
+    /// True for a closed breaker: the one test on the healthy path.
+    #[inline(always)]
+    pub(crate) fn is_closed(self) -> bool {
+        self.0 & STATE_MASK == CLOSED
+    }
+
+    pub(crate) fn state(self) -> State {
+        match self.0 & STATE_MASK {
+            CLOSED => State::Closed,
+            OPEN => State::Open,
+            HALF_OPEN => State::HalfOpen,
+            FORCED_OPEN => State::ForcedOpen,
+            _ => State::ForcedClosed,
+        }
+    }
+
+    #[inline(always)]
+    pub(crate) fn generation(self) -> u32 {
+        (self.0 >> GENERATION_SHIFT) as u32
+    }
+
+    /// Probes admitted in this half-open period and not yet ended.
+    pub(crate) fn probes_out(self) -> u32 {
+        ((self.0 >> PROBES_OUT_SHIFT) & PROBE_MASK) as u32
+    }
+
+    /// Successful probes in this half-open period.
+    pub(crate) fn probe_successes(self) -> u32 {
+        ((self.0 >> PROBE_OKS_SHIFT) & PROBE_MASK) as u32
+    }
+
+    /// The word for `state` in the next generation, with no probes.
+    pub(crate) fn next(self, state: State) -> Self {
+        StateWord::new(state, self.generation().wrapping_add(1))
+    }
+
+    /// The same half-open period with `probes_out` and `probe_successes` replaced; both are
+    /// bounded by [`MAX_PROBES`](crate::config::MAX_PROBES), which fits their 10 bits.
+    pub(crate) fn with_probes(self, probes_out: u32, probe_successes: u32) -> Self {
+        let cleared = self.0 & !(PROBE_MASK << PROBES_OUT_SHIFT | PROBE_MASK << PROBE_OKS_SHIFT);
+        StateWord(
+            cleared
+                | (u64::from(probes_out) & PROBE_MASK) << PROBES_OUT_SHIFT
+                | (u64::from(probe_successes) & PROBE_MASK) << PROBE_OKS_SHIFT,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_field_round_trips() {
+        for state in [
+            State::Closed,
+            State::Open,
+            State::HalfOpen,
+            State::ForcedOpen,
+            State::ForcedClosed,
+        ] {
+            let word = StateWord::new(state, u32::MAX).with_probes(1023, 517);
+            assert_eq!(word.state(), state);
+            assert_eq!(word.generation(), u32::MAX);
+            assert_eq!(word.probes_out(), 1023);
+            assert_eq!(word.probe_successes(), 517);
+            assert_eq!(word.is_closed(), state == State::Closed);
+        }
+    }
+
+    #[test]
+    fn next_generation_wraps_and_clears_probes() {
+        let word = StateWord::new(State::HalfOpen, u32::MAX)
+            .with_probes(3, 2)
+            .next(State::Closed);
+        assert_eq!(word.generation(), 0);
+        assert_eq!(
+            (word.state(), word.probes_out(), word.probe_successes()),
+            (State::Closed, 0, 0)
+        );
+    }
+}

@@ -1,0 +1,307 @@
+//! Per-thread counter stripes: how a healthy call counts without writing shared memory.
+//!
+//! Each thread that uses a breaker takes a *slot* number, unique among live threads, from a
+//! process-wide registry, and gives it back when it exits. Slot `i` owns stripe `i` of every
+//! breaker that has more than `i` stripes. A stripe is a cache line written by its owner alone,
+//! with a plain load and store (no `lock` prefix). Threads whose slot is beyond a breaker's
+//! stripes share one extra stripe and update it with atomic read-modify-writes.
+//!
+//! Ownership makes the plain stores safe: only the owner writes an owned stripe, so no update
+//! is lost. A slot changes owner only through the registry, whose release (`fetch_and`,
+//! `Release`) and claim (`compare_exchange`, `Acquire`) order the old owner's last store before
+//! the new owner's first.
+//!
+//! A stripe holds the metrics counters and the window's success count. Readers (metrics, the
+//! failure path) sum the stripes with relaxed loads; why that is enough for the window is
+//! argued in `window.rs`.
+
+use std::cell::Cell;
+
+use crate::sync::{AtomicU64, CachePadded, Ordering, thread_local_cell};
+
+/// A thread's slot number when it has not asked for one yet.
+const UNASSIGNED: u32 = u32::MAX;
+/// A thread's slot number when it found none free, or after its slot was given back.
+const NO_SLOT: u32 = u32::MAX - 1;
+/// Slots in the registry: the most threads that can own stripes at once.
+const SLOTS: usize = 256;
+const SLOT_WORDS: usize = SLOTS / 64;
+
+thread_local_cell! {
+    /// This thread's slot, or [`UNASSIGNED`] / [`NO_SLOT`].
+    static SLOT: Cell<u32> = Cell::new(UNASSIGNED);
+}
+thread_local_cell! {
+    /// Gives the slot back when the thread exits.
+    static SLOT_RELEASE: SlotRelease = SlotRelease;
+}
+
+struct Registry {
+    taken: [AtomicU64; SLOT_WORDS],
+}
+
+impl Registry {
+    fn new() -> Self {
+        Registry {
+            taken: std::array::from_fn(|_| AtomicU64::new(0)),
+        }
+    }
+
+    fn claim(&self) -> Option<u32> {
+        for (word_index, word) in self.taken.iter().enumerate() {
+            let mut taken = word.load(Ordering::Relaxed);
+            while taken != u64::MAX {
+                let bit = (!taken).trailing_zeros();
+                // Acquire: the previous owner's stores to this slot's stripes happen before ours.
+                match word.compare_exchange_weak(
+                    taken,
+                    taken | 1 << bit,
+                    Ordering::Acquire,
+                    Ordering::Relaxed,
+                ) {
+                    Ok(_) => return Some(word_index as u32 * 64 + bit),
+                    Err(seen) => taken = seen,
+                }
+            }
+        }
+        None
+    }
+
+    fn release(&self, slot: u32) {
+        let (word, bit) = (slot as usize / 64, slot % 64);
+        // Release: pairs with the Acquire of the next claim of this slot.
+        self.taken[word].fetch_and(!(1 << bit), Ordering::Release);
+    }
+}
+
+#[cfg(not(loom))]
+fn registry() -> &'static Registry {
+    static REGISTRY: std::sync::OnceLock<Registry> = std::sync::OnceLock::new();
+    REGISTRY.get_or_init(Registry::new)
+}
+
+#[cfg(loom)]
+fn registry() -> &'static Registry {
+    loom::lazy_static! {
+        static ref REGISTRY: Registry = Registry::new();
+    }
+    &REGISTRY
+}
+
+struct SlotRelease;
+
+impl Drop for SlotRelease {
+    fn drop(&mut self) {
+        let _ = SLOT.try_with(|slot| {
+            let mine = slot.replace(NO_SLOT);
+            if mine < SLOTS as u32 {
+                registry().release(mine);
+            }
+        });
+    }
+}
+
+/// This thread's slot, claiming one on first use.
+#[inline(always)]
+fn current_slot() -> u32 {
+    SLOT.try_with(|slot| {
+        let mine = slot.get();
+        if mine != UNASSIGNED {
+            mine
+        } else {
+            assign_slot(slot)
+        }
+    })
+    .unwrap_or(NO_SLOT)
+}
+
+#[cold]
+#[inline(never)]
+fn assign_slot(slot: &Cell<u32>) -> u32 {
+    // Register the release first; if the thread is already tearing down its thread-locals
+    // this fails, and the thread shares the common stripe rather than leak a slot.
+    let assigned = match SLOT_RELEASE.try_with(|_| ()) {
+        Ok(()) => registry().claim().unwrap_or(NO_SLOT),
+        Err(_) => NO_SLOT,
+    };
+    slot.set(assigned);
+    assigned
+}
+
+/// The counters of one stripe. All fields are written by the stripe's owner only, except in
+/// the shared stripe, where every writer uses atomic read-modify-writes.
+#[derive(Default)]
+#[repr(C)]
+pub(crate) struct Stripe {
+    /// Window generation (high 32 bits) and successes recorded in it by this stripe (low 32),
+    /// while the window needs successes counted.
+    pub(crate) window_successes: AtomicU64,
+    /// The owner's next `window_successes` count at which it checks whether the window has
+    /// forgotten its failures. A hint: a wrong value costs time, never correctness.
+    pub(crate) recheck_at: AtomicU64,
+    pub(crate) successes: AtomicU64,
+    pub(crate) failures: AtomicU64,
+    pub(crate) ignored: AtomicU64,
+    pub(crate) released: AtomicU64,
+    pub(crate) rejected: AtomicU64,
+}
+
+/// Which counter of a stripe to add to.
+#[derive(Clone, Copy)]
+pub(crate) enum Counter {
+    Successes,
+    Failures,
+    Ignored,
+    Released,
+    Rejected,
+}
+
+impl Stripe {
+    fn counter(&self, counter: Counter) -> &AtomicU64 {
+        match counter {
+            Counter::Successes => &self.successes,
+            Counter::Failures => &self.failures,
+            Counter::Ignored => &self.ignored,
+            Counter::Released => &self.released,
+            Counter::Rejected => &self.rejected,
+        }
+    }
+}
+
+/// One breaker's stripes.
+pub(crate) struct Stripes {
+    owned: Box<[CachePadded<Stripe>]>,
+    shared: CachePadded<Stripe>,
+}
+
+/// The stripe the current thread writes, and how.
+#[derive(Clone, Copy)]
+pub(crate) enum LocalStripe<'a> {
+    /// Written by this thread alone: plain load and store.
+    Owned(&'a Stripe),
+    /// Shared with other threads: atomic read-modify-write.
+    Shared(&'a Stripe),
+}
+
+impl Stripes {
+    pub(crate) fn new(count: u32) -> Self {
+        Stripes {
+            owned: (0..count)
+                .map(|_| CachePadded::new(Stripe::default()))
+                .collect(),
+            shared: CachePadded::new(Stripe::default()),
+        }
+    }
+
+    /// Heap memory the owned stripes take, in bytes (the shared one is inline).
+    pub(crate) fn heap_bytes(&self) -> usize {
+        std::mem::size_of_val(&*self.owned)
+    }
+
+    /// The stripe that threads without one of their own share; successes of a filling window
+    /// all take their numbers here.
+    pub(crate) fn shared(&self) -> &Stripe {
+        &self.shared
+    }
+
+    #[inline(always)]
+    pub(crate) fn local(&self) -> LocalStripe<'_> {
+        match self.owned.get(current_slot() as usize) {
+            Some(stripe) => LocalStripe::Owned(stripe),
+            None => LocalStripe::Shared(&self.shared),
+        }
+    }
+
+    /// Adds one to `counter` on the current thread's stripe.
+    #[inline(always)]
+    pub(crate) fn bump(&self, counter: Counter) {
+        self.local().bump(counter);
+    }
+
+    /// The sum of `counter` over all stripes. Relaxed: metrics are a snapshot, not a fence.
+    pub(crate) fn total(&self, counter: Counter) -> u64 {
+        self.all()
+            .map(|stripe| stripe.counter(counter).load(Ordering::Relaxed))
+            .fold(0, u64::wrapping_add)
+    }
+
+    pub(crate) fn all(&self) -> impl Iterator<Item = &Stripe> {
+        self.owned
+            .iter()
+            .map(|padded| &**padded)
+            .chain(std::iter::once(&*self.shared))
+    }
+}
+
+impl LocalStripe<'_> {
+    #[inline(always)]
+    pub(crate) fn bump(self, counter: Counter) {
+        match self {
+            LocalStripe::Owned(stripe) => {
+                let cell = stripe.counter(counter);
+                // Only this thread writes an owned stripe, so load-add-store loses nothing.
+                cell.store(
+                    cell.load(Ordering::Relaxed).wrapping_add(1),
+                    Ordering::Relaxed,
+                );
+            }
+            LocalStripe::Shared(stripe) => {
+                stripe.counter(counter).fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn threads_alive_together_get_distinct_slots() {
+        let barrier = std::sync::Barrier::new(8);
+        let slots: Vec<u32> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..8)
+                .map(|_| {
+                    scope.spawn(|| {
+                        let slot = current_slot();
+                        barrier.wait(); // all eight hold their slots at this point
+                        slot
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let mut unique = slots.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), 8, "slots were shared: {slots:?}");
+        assert!(slots.iter().all(|&s| s < SLOTS as u32));
+    }
+
+    #[test]
+    fn an_exited_thread_gives_its_slot_back() {
+        // Every thread that exits frees its slot, so far more threads than slots can come and go.
+        for _ in 0..3 * SLOTS {
+            let slot = std::thread::spawn(current_slot).join().unwrap();
+            assert!(
+                slot < SLOTS as u32,
+                "ran out of slots: exited threads did not release theirs"
+            );
+        }
+    }
+
+    #[test]
+    fn counts_from_many_threads_add_up() {
+        let stripes = Stripes::new(2); // fewer stripes than threads: some share
+        std::thread::scope(|scope| {
+            for _ in 0..6 {
+                scope.spawn(|| {
+                    for _ in 0..10_000 {
+                        stripes.bump(Counter::Successes);
+                    }
+                });
+            }
+        });
+        assert_eq!(stripes.total(Counter::Successes), 60_000);
+    }
+}

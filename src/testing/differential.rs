@@ -1,0 +1,187 @@
+//! Runs one sequence of operations on the breaker and on the reference model, and requires
+//! them to decide alike at every step.
+
+use std::fmt;
+use std::time::Duration;
+
+use super::model::{ModelConfig, ModelPermit, ReferenceModel};
+use crate::{Breaker, ManualClock, Outcome, Permit};
+
+/// One step of a differential run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    /// Ask for a permit; a granted one is held until a later step ends it.
+    Acquire,
+    /// End the held permit at this index (modulo the number held) with a verdict.
+    Record(usize, Outcome),
+    /// Drop the held permit at this index (modulo the number held) without a verdict.
+    Release(usize),
+    /// Move the clock forward by this many microseconds.
+    Advance(u32),
+    /// [`Breaker::force_open`].
+    ForceOpen,
+    /// [`Breaker::force_closed`].
+    ForceClosed,
+    /// [`Breaker::reset`].
+    Reset,
+}
+
+/// Where the breaker and the model first disagreed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mismatch {
+    /// Index of the operation after which they disagreed.
+    pub step: usize,
+    /// The operation.
+    pub op: Op,
+    /// What differed.
+    pub what: String,
+}
+
+impl fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "step {} ({:?}): {}", self.step, self.op, self.what)
+    }
+}
+
+impl std::error::Error for Mismatch {}
+
+/// Runs `ops` on a breaker built from `config` and on the reference model.
+///
+/// Returns `Ok(false)` without running anything if the builder refuses `config` (it must then
+/// be out of range), `Ok(true)` if the two agreed throughout.
+///
+/// # Errors
+///
+/// The first [`Mismatch`]: a different admission decision, state, counter, window content or
+/// number of probes out.
+pub fn run_differential(config: &ModelConfig, ops: &[Op]) -> Result<bool, Mismatch> {
+    run_differential_split(config, config, ops)
+}
+
+/// Like [`run_differential`], with the model built from its own configuration: for checking
+/// that the harness notices a model that differs from the breaker.
+///
+/// # Errors
+///
+/// The first [`Mismatch`].
+pub fn run_differential_split(
+    breaker_config: &ModelConfig,
+    model_config: &ModelConfig,
+    ops: &[Op],
+) -> Result<bool, Mismatch> {
+    let clock = ManualClock::new();
+    let Ok(breaker) = breaker_config.build(clock.clone()) else {
+        return Ok(false);
+    };
+    let mut model = ReferenceModel::new(*model_config);
+    let mut held: Vec<(Permit<'_, ManualClock>, ModelPermit)> = Vec::new();
+    for (step, &op) in ops.iter().enumerate() {
+        let now = clock.now_nanos_for_model();
+        let mismatch = |what: String| Mismatch { step, op, what };
+        match op {
+            Op::Acquire => match (breaker.try_acquire(), model.acquire(now)) {
+                (Ok(permit), Ok(model_permit)) => {
+                    if permit.is_probe() != (model.state(now) == crate::State::HalfOpen) {
+                        return Err(mismatch(format!(
+                            "probe flag {} in state {}",
+                            permit.is_probe(),
+                            model.state(now)
+                        )));
+                    }
+                    held.push((permit, model_permit));
+                }
+                (Err(rejected), Err(state)) if rejected.state() == state => {}
+                (real, expected) => {
+                    return Err(mismatch(format!(
+                        "breaker {:?}, model {:?}",
+                        real.map(|p| p.generation()),
+                        expected
+                    )));
+                }
+            },
+            Op::Record(index, outcome) if !held.is_empty() => {
+                let (permit, model_permit) = held.swap_remove(index % held.len());
+                permit.record(outcome);
+                model.record(model_permit, outcome, now);
+            }
+            Op::Release(index) if !held.is_empty() => {
+                let (permit, model_permit) = held.swap_remove(index % held.len());
+                drop(permit);
+                model.release(model_permit);
+            }
+            Op::Record(..) | Op::Release(_) => {}
+            Op::Advance(micros) => clock.advance(Duration::from_micros(u64::from(micros))),
+            Op::ForceOpen => {
+                breaker.force_open();
+                model.force_open();
+            }
+            Op::ForceClosed => {
+                breaker.force_closed();
+                model.force_closed();
+            }
+            Op::Reset => {
+                breaker.reset();
+                model.reset();
+            }
+        }
+        compare(&breaker, &model, clock.now_nanos_for_model()).map_err(mismatch)?;
+    }
+    Ok(true)
+}
+
+fn compare(breaker: &Breaker<ManualClock>, model: &ReferenceModel, now: u64) -> Result<(), String> {
+    let metrics = breaker.metrics();
+    let counts = model.counts;
+    let (failures, calls, run) = model.window();
+    let real = (
+        metrics.state,
+        [
+            metrics.successes,
+            metrics.failures,
+            metrics.ignored,
+            metrics.released,
+            metrics.rejected,
+        ],
+        [metrics.openings, metrics.half_openings, metrics.closings],
+        (
+            metrics.window_failures,
+            metrics.window_calls,
+            metrics.consecutive_failures,
+        ),
+        metrics.probes_out,
+    );
+    let expected = (
+        model.state(now),
+        [
+            counts.successes,
+            counts.failures,
+            counts.ignored,
+            counts.released,
+            counts.rejected,
+        ],
+        [counts.openings, counts.half_openings, counts.closings],
+        (failures, calls, run),
+        model.probes_out(),
+    );
+    if real != expected {
+        return Err(format!(
+            "breaker (state, [succ, fail, ign, rel, rej], [open, half, close], (win fail, win calls, run), probes) = \
+             {real:?}\n      model = {expected:?}"
+        ));
+    }
+    if breaker.state() != model.state(now) {
+        return Err(format!(
+            "state() {} but model {}",
+            breaker.state(),
+            model.state(now)
+        ));
+    }
+    Ok(())
+}
+
+impl ManualClock {
+    fn now_nanos_for_model(&self) -> u64 {
+        use crate::Clock;
+        self.now_nanos()
+    }
+}

@@ -1,0 +1,9 @@
+//! Test support, behind the `testing` feature: a sequential reference model of the breaker's
+//! semantics and the differential harness that `cargo test`, proptest and the fuzz targets all
+//! run. Not part of the stable API.
+
+mod differential;
+mod model;
+
+pub use differential::{Mismatch, Op, run_differential, run_differential_split};
+pub use model::{ModelConfig, ModelCounts, ModelPermit, ReferenceModel};

@@ -1,0 +1,287 @@
+//! The breaker's semantics as a plain sequential state machine, written to be obviously right
+//! rather than fast: the window is a queue of the last outcomes, the run a counter.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use crate::{Outcome, State};
+
+/// The settings the model and the breaker are both built from.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ModelConfig {
+    /// Failure-rate rule: threshold, window, minimum calls.
+    pub failure_rate: Option<(f64, u32, u32)>,
+    /// Consecutive-failures rule.
+    pub consecutive_failures: Option<u32>,
+    /// Open duration.
+    pub open_duration: Duration,
+    /// Concurrent half-open probes.
+    pub half_open_probes: u32,
+    /// Probe successes that close.
+    pub success_threshold: u32,
+}
+
+impl ModelConfig {
+    /// A breaker with these settings on `clock`.
+    ///
+    /// # Errors
+    ///
+    /// The builder's [`ConfigError`](crate::ConfigError) if the settings are out of range.
+    pub fn build(
+        &self,
+        clock: crate::ManualClock,
+    ) -> Result<crate::Breaker<crate::ManualClock>, crate::ConfigError> {
+        let mut builder = crate::Breaker::builder()
+            .open_duration(self.open_duration)
+            .half_open_probes(self.half_open_probes as usize)
+            .success_threshold(self.success_threshold as usize);
+        if let Some((threshold, window, minimum)) = self.failure_rate {
+            builder = builder
+                .failure_rate(threshold, window as usize)
+                .minimum_calls(minimum as usize);
+        }
+        if let Some(run) = self.consecutive_failures {
+            builder = builder.consecutive_failures(run as usize);
+        }
+        builder.clock(clock).build()
+    }
+}
+
+/// A permit of the model: the generation it was issued in and whether it is a probe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ModelPermit {
+    generation: u32,
+    kind: Kind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Closed,
+    Probe,
+    Forced,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Closed,
+    Open { until_nanos: u64 },
+    HalfOpen { out: u32, successes: u32 },
+    ForcedOpen,
+    ForcedClosed,
+}
+
+/// The reference model.
+#[derive(Debug, Clone)]
+pub struct ReferenceModel {
+    config: ModelConfig,
+    phase: Phase,
+    generation: u32,
+    /// The last `window` recorded outcomes, `true` for a failure.
+    window: VecDeque<bool>,
+    /// Outcomes recorded since the window was cleared.
+    recorded: u64,
+    run: u32,
+    /// Counters, as in [`Metrics`](crate::Metrics).
+    pub counts: ModelCounts,
+}
+
+/// The model's counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub struct ModelCounts {
+    pub successes: u64,
+    pub failures: u64,
+    pub ignored: u64,
+    pub released: u64,
+    pub rejected: u64,
+    pub openings: u64,
+    pub half_openings: u64,
+    pub closings: u64,
+}
+
+impl ReferenceModel {
+    /// A closed model with an empty window.
+    pub fn new(mut config: ModelConfig) -> Self {
+        if config.failure_rate.is_none() && config.consecutive_failures.is_none() {
+            let (threshold, window) = crate::DEFAULT_FAILURE_RATE;
+            config.failure_rate = Some((threshold, window, window));
+        }
+        ReferenceModel {
+            config,
+            phase: Phase::Closed,
+            generation: 0,
+            window: VecDeque::new(),
+            recorded: 0,
+            run: 0,
+            counts: ModelCounts::default(),
+        }
+    }
+
+    /// The state as [`Breaker::state`](crate::Breaker::state) reports it at `now_nanos`.
+    pub fn state(&self, now_nanos: u64) -> State {
+        match self.phase {
+            Phase::Closed => State::Closed,
+            Phase::Open { until_nanos } if now_nanos >= until_nanos => State::HalfOpen,
+            Phase::Open { .. } => State::Open,
+            Phase::HalfOpen { .. } => State::HalfOpen,
+            Phase::ForcedOpen => State::ForcedOpen,
+            Phase::ForcedClosed => State::ForcedClosed,
+        }
+    }
+
+    /// Asks to make a call at `now_nanos`; `Err` carries the state that rejected it.
+    pub fn acquire(&mut self, now_nanos: u64) -> Result<ModelPermit, State> {
+        let permit = |generation, kind| ModelPermit { generation, kind };
+        match self.phase {
+            Phase::Closed => Ok(permit(self.generation, Kind::Closed)),
+            Phase::ForcedClosed => Ok(permit(self.generation, Kind::Forced)),
+            Phase::ForcedOpen => self.reject(State::ForcedOpen),
+            Phase::Open { until_nanos } if now_nanos < until_nanos => self.reject(State::Open),
+            Phase::Open { .. } => {
+                self.enter(Phase::HalfOpen {
+                    out: 1,
+                    successes: 0,
+                });
+                self.counts.half_openings += 1;
+                Ok(permit(self.generation, Kind::Probe))
+            }
+            Phase::HalfOpen { out, .. } if out >= self.config.half_open_probes => {
+                self.reject(State::HalfOpen)
+            }
+            Phase::HalfOpen { out, successes } => {
+                self.phase = Phase::HalfOpen {
+                    out: out + 1,
+                    successes,
+                };
+                Ok(permit(self.generation, Kind::Probe))
+            }
+        }
+    }
+
+    fn reject(&mut self, state: State) -> Result<ModelPermit, State> {
+        self.counts.rejected += 1;
+        Err(state)
+    }
+
+    fn enter(&mut self, phase: Phase) {
+        self.phase = phase;
+        self.generation = self.generation.wrapping_add(1);
+        if phase == Phase::Closed {
+            self.window.clear();
+            self.recorded = 0;
+            self.run = 0;
+        }
+    }
+
+    fn open(&mut self, now_nanos: u64) {
+        let until =
+            now_nanos.saturating_add(crate::clock::saturating_nanos(self.config.open_duration));
+        // The breaker keeps the deadline in whole microseconds, rounded up.
+        let until_nanos = until.div_ceil(1000).saturating_mul(1000);
+        self.enter(Phase::Open { until_nanos });
+        self.counts.openings += 1;
+    }
+
+    /// Records `outcome` for `permit` at `now_nanos`.
+    pub fn record(&mut self, permit: ModelPermit, outcome: Outcome, now_nanos: u64) {
+        match outcome {
+            Outcome::Success => self.counts.successes += 1,
+            Outcome::Failure => self.counts.failures += 1,
+            Outcome::Ignore => self.counts.ignored += 1,
+        }
+        if permit.generation != self.generation {
+            return; // stale: the breaker moved on while the call was out
+        }
+        match (permit.kind, self.phase, outcome) {
+            (Kind::Closed, Phase::Closed, Outcome::Success | Outcome::Failure) => {
+                let failed = outcome == Outcome::Failure;
+                if self.judge(failed) {
+                    self.open(now_nanos);
+                }
+            }
+            (Kind::Probe, Phase::HalfOpen { .. }, Outcome::Failure) => self.open(now_nanos),
+            (Kind::Probe, Phase::HalfOpen { out, successes }, Outcome::Success) => {
+                if successes + 1 >= self.config.success_threshold {
+                    self.enter(Phase::Closed);
+                    self.counts.closings += 1;
+                } else {
+                    self.phase = Phase::HalfOpen {
+                        out: out - 1,
+                        successes: successes + 1,
+                    };
+                }
+            }
+            (Kind::Probe, Phase::HalfOpen { out, successes }, Outcome::Ignore) => {
+                self.phase = Phase::HalfOpen {
+                    out: out - 1,
+                    successes,
+                };
+            }
+            _ => {}
+        }
+    }
+
+    /// Records one outcome in the window and the run; whether a rule is met.
+    fn judge(&mut self, failed: bool) -> bool {
+        self.recorded += 1;
+        self.run = if failed { self.run + 1 } else { 0 };
+        let mut trips = matches!(self.config.consecutive_failures, Some(k) if self.run >= k);
+        if let Some((threshold, window, minimum)) = self.config.failure_rate {
+            self.window.push_back(failed);
+            if self.window.len() > window as usize {
+                self.window.pop_front();
+            }
+            let failures = self.window.iter().filter(|&&f| f).count();
+            let held = self.window.len();
+            trips |=
+                self.recorded >= u64::from(minimum) && failures as f64 / held as f64 >= threshold;
+        }
+        trips
+    }
+
+    /// Ends `permit` without a verdict.
+    pub fn release(&mut self, permit: ModelPermit) {
+        self.counts.released += 1;
+        if permit.generation != self.generation {
+            return;
+        }
+        if let (Kind::Probe, Phase::HalfOpen { out, successes }) = (permit.kind, self.phase) {
+            self.phase = Phase::HalfOpen {
+                out: out - 1,
+                successes,
+            };
+        }
+    }
+
+    /// [`Breaker::force_open`](crate::Breaker::force_open).
+    pub fn force_open(&mut self) {
+        self.enter(Phase::ForcedOpen);
+    }
+
+    /// [`Breaker::force_closed`](crate::Breaker::force_closed).
+    pub fn force_closed(&mut self) {
+        self.enter(Phase::ForcedClosed);
+    }
+
+    /// [`Breaker::reset`](crate::Breaker::reset).
+    pub fn reset(&mut self) {
+        self.enter(Phase::Closed);
+    }
+
+    /// Failures in the rate window, calls in it, and the current run (zero unless closed).
+    pub fn window(&self) -> (u32, u32, u32) {
+        if self.phase != Phase::Closed {
+            return (0, 0, 0);
+        }
+        let failures = self.window.iter().filter(|&&f| f).count() as u32;
+        (failures, self.window.len() as u32, self.run)
+    }
+
+    /// Probes out while half-open.
+    pub fn probes_out(&self) -> u32 {
+        match self.phase {
+            Phase::HalfOpen { out, .. } => out,
+            _ => 0,
+        }
+    }
+}

@@ -1,0 +1,702 @@
+//! The failure window: the trip rules' memory of recent outcomes, in atomics.
+//!
+//! This is the one seam through which outcomes of a closed breaker reach the trip rules: the
+//! breaker calls [`Window::record_success`] and [`Window::record_failure`] and acts on the
+//! [`Judgement`]; a time-based window or a slow-call rule would sit behind the same three
+//! calls.
+//!
+//! # What it remembers
+//!
+//! Every recorded outcome of a closed generation has a *position*: how many outcomes were
+//! recorded before it. The window never stores successes one by one. It counts them (in
+//! per-thread stripes, see `stripes.rs`), and it keeps one record per failure: the failure's
+//! number and the count of successes before it. A failure's position is its number plus that
+//! count, so from the records of recent failures and the current success count every rule can
+//! be decided:
+//!
+//! - rate `T` over `W` calls: the failures whose positions are within `W` of the newest
+//!   outcome, over `W` (or over the calls recorded, while fewer than `W`);
+//! - `K` consecutive failures: failures `n - K + 1 ..= n` with no success between them, that
+//!   is, the same success count in the first and the last record.
+//!
+//! # Memory ordering
+//!
+//! 1. *Failures are totally ordered* by the modification order of the window word: each one
+//!    commits with a compare-and-swap. A committer reads the success count after loading the
+//!    word (`Acquire`) and before its CAS (`AcqRel`). So the next committer, whose load
+//!    synchronizes with that CAS, reads every stripe after the previous committer did, and by
+//!    read-read coherence reads a value at least as large. Success counts, and so positions,
+//!    never decrease along the failure order, whatever the orderings of the stripe accesses
+//!    (relaxed).
+//! 2. *A filling success knows its exact position.* It first takes a number among successes
+//!    with a read-modify-write on the shared stripe, then changes the window word (a tick).
+//!    A failure that loaded the word before the tick fails its CAS and counts again, and then
+//!    sees the success (its reload synchronizes with the tick, which follows the increment). A
+//!    failure whose count did not include the success committed before the tick, and the tick's
+//!    CAS read its word. So the success learns of every failure positioned before it.
+//! 3. *Forgetting failures* (Dirty → Clean) loads the word first and then the stripes, so the
+//!    count it sees is at least the newest failure's, and it commits with a CAS from that word,
+//!    which fails if another failure arrived meanwhile.
+//! 4. *Failure records* are published to the ring before the commit of the failure after them
+//!    (release CAS on the slot, then on the word); see `ring.rs`.
+
+mod ring;
+mod word;
+
+use crate::config::{FailureRate, Settings};
+use crate::stripes::{LocalStripe, Stripe, Stripes};
+use crate::sync::{AtomicU64, Backoff, CachePadded, Ordering};
+
+use ring::FailureRing;
+use word::{Mode, WindowWord, generation_tag, tag_is_older};
+
+/// Which rule tripped the breaker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TripRule {
+    /// The failure rate reached its threshold.
+    FailureRate,
+    /// The run of consecutive failures reached its length.
+    ConsecutiveFailures,
+}
+
+/// Why a window asks the breaker to open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TripCause {
+    pub(crate) rule: TripRule,
+    /// Failures the rule saw: in the rate window, or in the run.
+    pub(crate) failures: u32,
+    /// Calls the rule judged: the rate window's calls, or the run's length.
+    pub(crate) calls: u32,
+}
+
+/// What recording an outcome means for the breaker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Judgement {
+    /// Nothing to do.
+    Keep,
+    /// A rule was met: open the breaker (if it is still in this generation).
+    Trip(TripCause),
+    /// The outcome belongs to an earlier generation and was not recorded.
+    Stale,
+}
+
+/// What the window holds now, for metrics.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct WindowSnapshot {
+    /// Failures among the rate window's calls.
+    pub(crate) failures: u32,
+    /// Calls in the rate window (at most its size).
+    pub(crate) calls: u32,
+    /// Length of the current run of failures.
+    pub(crate) consecutive_failures: u32,
+}
+
+/// The trip rules, with what can be computed once.
+#[derive(Debug, Clone, Copy)]
+struct Rules {
+    rate: Option<FailureRate>,
+    /// Failures that trip a full rate window.
+    failures_to_trip_full: u32,
+    consecutive: Option<u32>,
+    /// Successes after the newest failure that make every rule forget it.
+    forget_after: u32,
+}
+
+pub(crate) struct Window {
+    word: CachePadded<AtomicU64>,
+    ring: FailureRing,
+    rules: Rules,
+}
+
+/// A stripe's window count: generation (high 32 bits) and successes (low 32).
+fn stripe_count(raw: u64) -> (u32, u32) {
+    ((raw >> 32) as u32, raw as u32)
+}
+
+fn pack_stripe_count(generation: u32, successes: u32) -> u64 {
+    u64::from(generation) << 32 | u64::from(successes)
+}
+
+/// Whether full generation `old` comes before `new`, in serial-number arithmetic.
+fn generation_is_older(old: u32, new: u32) -> bool {
+    (new.wrapping_sub(old) as i32) > 0
+}
+
+impl Window {
+    pub(crate) fn new(settings: &Settings, generation: u32) -> Self {
+        let rules = Rules {
+            rate: settings.failure_rate,
+            failures_to_trip_full: settings
+                .failure_rate
+                .map_or(0, |rate| rate.failures_needed(rate.window)),
+            consecutive: settings.consecutive_failures,
+            forget_after: settings.successes_to_forget_failures(),
+        };
+        let window = Window {
+            word: CachePadded::new(AtomicU64::new(0)),
+            ring: FailureRing::new(settings.failure_ring_capacity()),
+            rules,
+        };
+        window
+            .word
+            .store(window.empty(generation).0, Ordering::Relaxed);
+        window
+    }
+
+    /// Heap memory the failure records take, in bytes.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.ring.heap_bytes()
+    }
+
+    fn empty(&self, generation: u32) -> WindowWord {
+        let mode = if self.rules.rate.is_some() {
+            Mode::Filling
+        } else {
+            Mode::Clean
+        };
+        WindowWord::empty(generation, mode)
+    }
+
+    /// Clears the window for closed `generation`, unless it already belongs to it (or to a
+    /// later one: a slow caller must not clear a newer window).
+    pub(crate) fn begin(&self, generation: u32) {
+        let tag = generation_tag(generation);
+        let empty = self.empty(generation).0;
+        let mut current = self.word.load(Ordering::Acquire);
+        while tag_is_older(WindowWord(current).tag(), tag) {
+            match self.word.compare_exchange_weak(
+                current,
+                empty,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return,
+                Err(seen) => current = seen,
+            }
+        }
+    }
+
+    /// Records a success of closed `generation`.
+    ///
+    /// `is_current` tells whether `generation` is still the breaker's closed generation; it is
+    /// consulted only when the window belongs to another generation.
+    #[inline(always)]
+    pub(crate) fn record_success(
+        &self,
+        generation: u32,
+        stripes: &Stripes,
+        local: LocalStripe<'_>,
+        is_current: impl Fn() -> bool,
+    ) -> Judgement {
+        // Acquire: pairs with the CAS that made the window clean, so that, with the window
+        // clean, nothing this success could change is pending.
+        let raw = self.word.load(Ordering::Acquire);
+        if WindowWord::is_clean_for(raw, generation) {
+            return Judgement::Keep;
+        }
+        self.record_success_slow(generation, stripes, local, is_current)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn record_success_slow(
+        &self,
+        generation: u32,
+        stripes: &Stripes,
+        local: LocalStripe<'_>,
+        is_current: impl Fn() -> bool,
+    ) -> Judgement {
+        let word = match self.word_for(generation, &is_current) {
+            Some(word) => word,
+            None => return Judgement::Stale,
+        };
+        match word.mode() {
+            Mode::Clean => Judgement::Keep,
+            Mode::Dirty => {
+                self.count_aging_success(generation, stripes, local);
+                Judgement::Keep
+            }
+            Mode::Filling => self.record_filling_success(generation, stripes),
+        }
+    }
+
+    /// The window word, cleared first if `generation` is current and the window still belongs
+    /// to an earlier one; `None` if `generation` is not current.
+    fn word_for(&self, generation: u32, is_current: &impl Fn() -> bool) -> Option<WindowWord> {
+        let tag = generation_tag(generation);
+        loop {
+            let word = WindowWord(self.word.load(Ordering::Acquire));
+            if word.tag() == tag {
+                return Some(word);
+            }
+            if !is_current() {
+                return None;
+            }
+            self.begin(generation);
+        }
+    }
+
+    /// Successes counted in this generation, over all stripes (modulo 2^32).
+    fn successes(&self, generation: u32, stripes: &Stripes) -> u32 {
+        stripes
+            .all()
+            .map(
+                |stripe| match stripe_count(stripe.window_successes.load(Ordering::Relaxed)) {
+                    (g, count) if g == generation => count,
+                    _ => 0,
+                },
+            )
+            .fold(0, u32::wrapping_add)
+    }
+
+    /// Counts a success that ages the window's failures, and every so often checks whether
+    /// they are all forgotten.
+    fn count_aging_success(&self, generation: u32, stripes: &Stripes, local: LocalStripe<'_>) {
+        match local {
+            LocalStripe::Owned(stripe) => {
+                let (g, count) = stripe_count(stripe.window_successes.load(Ordering::Relaxed));
+                let count = if g == generation {
+                    count.wrapping_add(1)
+                } else if generation_is_older(g, generation) {
+                    stripe.recheck_at.store(0, Ordering::Relaxed);
+                    1
+                } else {
+                    return; // this stripe already counts a later generation: ours is over
+                };
+                // Only the owner writes this stripe; relaxed is enough, see point 1 above.
+                stripe
+                    .window_successes
+                    .store(pack_stripe_count(generation, count), Ordering::Relaxed);
+                let recheck_at = stripe.recheck_at.load(Ordering::Relaxed) as u32;
+                if count.wrapping_sub(recheck_at) as i32 >= 0 {
+                    self.forget_if_aged(generation, stripes, stripe, count);
+                }
+            }
+            LocalStripe::Shared(stripe) => {
+                if let Some(count) = Self::add_shared_success(stripe, generation) {
+                    let count = count.wrapping_add(1);
+                    let recheck_at = stripe.recheck_at.load(Ordering::Relaxed) as u32;
+                    if count.wrapping_sub(recheck_at) as i32 >= 0 {
+                        self.forget_if_aged(generation, stripes, stripe, count);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Adds one success of `generation` to a stripe shared between threads; returns the count
+    /// before it, or `None` if the stripe already counts a later generation.
+    fn add_shared_success(stripe: &Stripe, generation: u32) -> Option<u32> {
+        let mut raw = stripe.window_successes.load(Ordering::Relaxed);
+        loop {
+            let (g, count) = stripe_count(raw);
+            let before = if g == generation {
+                count
+            } else if generation_is_older(g, generation) {
+                0
+            } else {
+                return None;
+            };
+            // AcqRel: successes taking numbers here are ordered among themselves (point 2).
+            match stripe.window_successes.compare_exchange_weak(
+                raw,
+                pack_stripe_count(generation, before.wrapping_add(1)),
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return Some(before),
+                Err(seen) => raw = seen,
+            }
+        }
+    }
+
+    /// Makes the window clean if enough successes followed its newest failure; otherwise
+    /// tells the stripe when to look again.
+    fn forget_if_aged(
+        &self,
+        generation: u32,
+        stripes: &Stripes,
+        stripe: &Stripe,
+        stripe_count: u32,
+    ) {
+        let tag = generation_tag(generation);
+        loop {
+            // The word first, then the count: point 3 above.
+            let raw = self.word.load(Ordering::Acquire);
+            let word = WindowWord(raw);
+            if word.tag() != tag || word.mode() != Mode::Dirty {
+                return;
+            }
+            let since = self
+                .successes(generation, stripes)
+                .wrapping_sub(word.successes_before_newest());
+            if since < self.rules.forget_after {
+                // Even if every coming success were this stripe's, the failure stays in view
+                // for this many more of them.
+                let wait = self.rules.forget_after - since;
+                stripe.recheck_at.store(
+                    u64::from(stripe_count.wrapping_add(wait)),
+                    Ordering::Relaxed,
+                );
+                return;
+            }
+            let clean = word.with_mode(Mode::Clean).0;
+            if self
+                .word
+                .compare_exchange(raw, clean, Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
+            {
+                return;
+            }
+        }
+    }
+
+    /// A success while the window fills: its position is exact, and if it completes the
+    /// minimum number of calls it may trip the breaker.
+    fn record_filling_success(&self, generation: u32, stripes: &Stripes) -> Judgement {
+        let Some(rate) = self.rules.rate else {
+            return Judgement::Keep;
+        };
+        let tag = generation_tag(generation);
+        let Some(number) = Self::add_shared_success(stripes.shared(), generation) else {
+            return Judgement::Stale;
+        };
+        let backoff = Backoff::new();
+        loop {
+            let raw = self.word.load(Ordering::Acquire);
+            let word = WindowWord(raw);
+            if word.tag() != tag {
+                return Judgement::Stale;
+            }
+            if word.mode() != Mode::Filling {
+                // The window filled meanwhile; whoever filled it judged the minimum.
+                return Judgement::Keep;
+            }
+            let position = number + self.failures_before(tag, word, number);
+            let outcomes = self
+                .successes(generation, stripes)
+                .wrapping_add(u32::from(word.failures()));
+            let fills = outcomes >= rate.window;
+            let next = if fills {
+                self.filled(word, generation, stripes)
+            } else {
+                word.with_tick()
+            };
+            if self
+                .word
+                .compare_exchange(raw, next.0, Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
+            {
+                return if fills || position + 1 == rate.minimum_calls {
+                    self.judge_minimum_calls(tag, word, rate)
+                } else {
+                    Judgement::Keep
+                };
+            }
+            backoff.spin();
+        }
+    }
+
+    /// The word for a window that has just filled: clean if it holds no failure a rule can
+    /// see, dirty otherwise.
+    fn filled(&self, word: WindowWord, generation: u32, stripes: &Stripes) -> WindowWord {
+        let aged = !word.remembers_newest_failure()
+            || self
+                .successes(generation, stripes)
+                .wrapping_sub(word.successes_before_newest())
+                >= self.rules.forget_after;
+        word.with_mode(if aged { Mode::Clean } else { Mode::Dirty })
+    }
+
+    /// How many of the failures in `word` came before success number `number`: those whose
+    /// record counts at most `number` successes.
+    fn failures_before(&self, tag: u32, word: WindowWord, number: u32) -> u32 {
+        let failures = word.failures();
+        if failures == 0 || word.successes_before_newest() <= number {
+            return u32::from(failures);
+        }
+        // Records count successes in non-decreasing order; find the last one at or below.
+        for n in (0..failures - 1).rev() {
+            match self.ring.successes_before(tag, n) {
+                Some(successes) if successes <= number => return u32::from(n) + 1,
+                Some(_) => {}
+                // Gone from the ring: a ring's length of failures came after it, and so after
+                // this success's number was taken; count it as before.
+                None => return u32::from(n) + 1,
+            }
+        }
+        0
+    }
+
+    /// The judgement due when the window first holds `minimum_calls` calls: whether enough of
+    /// the first `minimum_calls` outcomes were failures. It depends only on the records of
+    /// failures positioned before that point, which can no longer change, so every thread
+    /// that makes it reaches the same answer.
+    fn judge_minimum_calls(&self, tag: u32, word: WindowWord, rate: FailureRate) -> Judgement {
+        let minimum = rate.minimum_calls;
+        let needed = rate.failures_needed(minimum);
+        let recorded = u32::from(word.failures());
+        let mut failures = 0;
+        for number in 0..recorded.min(minimum) {
+            let successes = if number + 1 == recorded {
+                word.successes_before_newest()
+            } else {
+                match self.ring.successes_before(tag, number as u16) {
+                    Some(successes) => successes,
+                    None => break,
+                }
+            };
+            if successes + number >= minimum {
+                break;
+            }
+            failures = number + 1;
+        }
+        if failures >= needed {
+            Judgement::Trip(TripCause {
+                rule: TripRule::FailureRate,
+                failures,
+                calls: minimum,
+            })
+        } else {
+            Judgement::Keep
+        }
+    }
+
+    /// Records a failure of closed `generation` and judges it.
+    pub(crate) fn record_failure(
+        &self,
+        generation: u32,
+        stripes: &Stripes,
+        is_current: impl Fn() -> bool,
+    ) -> Judgement {
+        let tag = generation_tag(generation);
+        let backoff = Backoff::new();
+        loop {
+            let Some(word) = self.word_for(generation, &is_current) else {
+                return Judgement::Stale;
+            };
+            let raw = word.0;
+            if word.remembers_newest_failure() {
+                // The newest failure becomes the second newest: keep its record in the ring.
+                let newest = word.failures().wrapping_sub(1);
+                let published =
+                    self.ring
+                        .publish(tag, newest, word.successes_before_newest(), || {
+                            self.word.load(Ordering::Acquire) == raw
+                        });
+                if !published {
+                    backoff.spin();
+                    continue;
+                }
+            }
+            let mut successes = self.successes(generation, stripes);
+            if word.remembers_newest_failure()
+                && (successes.wrapping_sub(word.successes_before_newest()) as i32) < 0
+            {
+                // Only possible when a stripe moved on to a later generation between the two
+                // reads; this generation is over then, and the record just keeps order.
+                successes = word.successes_before_newest();
+            }
+            let number = word.failures();
+            let filling = word.mode() == Mode::Filling;
+            let outcomes = successes.wrapping_add(u32::from(number)).wrapping_add(1);
+            let mode = match self.rules.rate {
+                Some(rate) if filling && outcomes < rate.window => Mode::Filling,
+                _ => Mode::Dirty,
+            };
+            let next = word.with_failure(successes, mode);
+            if self
+                .word
+                .compare_exchange(raw, next.0, Ordering::AcqRel, Ordering::Relaxed)
+                .is_err()
+            {
+                backoff.spin();
+                continue;
+            }
+            let judged =
+                self.judge_failure(tag, word, number, successes, filling.then_some(outcomes));
+            if judged == Judgement::Keep && filling && mode == Mode::Dirty {
+                // This failure filled the window; the judgement at the minimum is ours to make.
+                if let Some(rate) = self.rules.rate {
+                    return self.judge_minimum_calls(tag, next, rate);
+                }
+            }
+            return judged;
+        }
+    }
+
+    /// Whether failure `number`, recorded after `successes` successes, meets a rule. `before`
+    /// is the window word it replaced; `outcomes` the calls recorded so far in this generation
+    /// if the window was still filling (once full, at least the window's size).
+    fn judge_failure(
+        &self,
+        tag: u32,
+        before: WindowWord,
+        number: u16,
+        successes: u32,
+        outcomes: Option<u32>,
+    ) -> Judgement {
+        if let Some(run) = self.rules.consecutive {
+            if self.run_reaches(tag, before, number, successes, run) {
+                return Judgement::Trip(TripCause {
+                    rule: TripRule::ConsecutiveFailures,
+                    failures: run,
+                    calls: run,
+                });
+            }
+        }
+        let Some(rate) = self.rules.rate else {
+            return Judgement::Keep;
+        };
+        match outcomes {
+            Some(outcomes) if outcomes <= rate.window => {
+                // Every failure of the generation is still in the window.
+                let failures = u32::from(number) + 1;
+                if outcomes >= rate.minimum_calls && failures >= rate.failures_needed(outcomes) {
+                    return Judgement::Trip(TripCause {
+                        rule: TripRule::FailureRate,
+                        failures,
+                        calls: outcomes,
+                    });
+                }
+                Judgement::Keep
+            }
+            _ => {
+                let needed = self.rules.failures_to_trip_full;
+                let failures =
+                    self.failures_in_view(tag, before, number, successes, rate.window, needed);
+                if failures >= needed {
+                    return Judgement::Trip(TripCause {
+                        rule: TripRule::FailureRate,
+                        failures,
+                        calls: rate.window,
+                    });
+                }
+                Judgement::Keep
+            }
+        }
+    }
+
+    /// Successes counted before failure `number - back`, from the word it replaced or the ring.
+    fn successes_before_earlier(
+        &self,
+        tag: u32,
+        before: WindowWord,
+        number: u16,
+        back: u16,
+    ) -> Option<u32> {
+        if !before.remembers_newest_failure() {
+            return None; // a clean window forgot every earlier failure
+        }
+        if back == 1 {
+            return Some(before.successes_before_newest());
+        }
+        self.ring.successes_before(tag, number.wrapping_sub(back))
+    }
+
+    /// Whether failures `number - run + 1 ..= number` had no success between them.
+    fn run_reaches(
+        &self,
+        tag: u32,
+        before: WindowWord,
+        number: u16,
+        successes: u32,
+        run: u32,
+    ) -> bool {
+        if run == 1 {
+            return true;
+        }
+        // The run's first failure exists in this generation only if `number` is far enough
+        // along (or the 16-bit count wrapped; the record's tag decides then).
+        let back = (run - 1) as u16;
+        self.successes_before_earlier(tag, before, number, back) == Some(successes)
+    }
+
+    /// Failures among the `window` outcomes ending at failure `number`, counting back until
+    /// one is out of view or `enough` are found.
+    fn failures_in_view(
+        &self,
+        tag: u32,
+        before: WindowWord,
+        number: u16,
+        successes: u32,
+        window: u32,
+        enough: u32,
+    ) -> u32 {
+        let mut failures = 1;
+        let mut back: u16 = 1;
+        while failures < enough && u32::from(back) < window {
+            let Some(earlier) = self.successes_before_earlier(tag, before, number, back) else {
+                break;
+            };
+            let distance = successes
+                .wrapping_sub(earlier)
+                .wrapping_add(u32::from(back));
+            if distance >= window {
+                break;
+            }
+            failures += 1;
+            back += 1;
+        }
+        failures
+    }
+
+    /// What the window holds now.
+    pub(crate) fn snapshot(&self, generation: u32, stripes: &Stripes) -> WindowSnapshot {
+        let word = WindowWord(self.word.load(Ordering::Acquire));
+        let tag = generation_tag(generation);
+        let full = self.rules.rate.map_or(0, |rate| rate.window);
+        if word.tag() != tag {
+            return WindowSnapshot::default();
+        }
+        if !word.remembers_newest_failure() {
+            let calls = match word.mode() {
+                Mode::Filling => self.successes(generation, stripes).min(full),
+                _ => full,
+            };
+            return WindowSnapshot {
+                failures: 0,
+                calls,
+                consecutive_failures: 0,
+            };
+        }
+        let successes = self.successes(generation, stripes);
+        let recorded = u32::from(word.failures());
+        let calls = match word.mode() {
+            Mode::Filling => successes.wrapping_add(recorded).min(full),
+            _ => full,
+        };
+        // Walk back from the newest failure; `next_position` is where the next outcome goes.
+        let next_position =
+            |earlier: u32, back: u32| successes.wrapping_sub(earlier).wrapping_add(back);
+        let newest = recorded.wrapping_sub(1) as u16;
+        let mut failures = 0;
+        let mut consecutive = 0;
+        let mut counting_run = true;
+        for back in 0..recorded.max(full).min(u32::from(u16::MAX)) {
+            let earlier = if back == 0 {
+                Some(word.successes_before_newest())
+            } else {
+                self.ring
+                    .successes_before(tag, newest.wrapping_sub(back as u16))
+            };
+            let Some(earlier) = earlier else { break };
+            let in_view = next_position(earlier, back + 1) <= calls;
+            counting_run &= earlier == successes;
+            if in_view {
+                failures += 1;
+            }
+            if counting_run {
+                consecutive += 1;
+            }
+            if !in_view && !counting_run {
+                break;
+            }
+        }
+        WindowSnapshot {
+            failures,
+            calls,
+            consecutive_failures: consecutive,
+        }
+    }
+}

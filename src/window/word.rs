@@ -1,0 +1,214 @@
+//! The window word: what the failure window knows about its newest failure, in 64 bits.
+//!
+//! ```text
+//!  63  62 61              48 47              32 31                               0
+//! +------+------------------+------------------+----------------------------------+
+//! | mode | generation (14)  | failures (16)    | successes before newest failure  |   Clean, Dirty
+//! +------+------------------+------------------+-----------------+----------------+
+//! | mode | generation (14)  | failures (16)    | success ticks   | successes (16) |   Filling
+//! +------+------------------+------------------+-----------------+----------------+
+//! ```
+//!
+//! - *generation*: the low 14 bits of the closed generation the window belongs to.
+//! - *failures*: failures recorded in this generation, modulo 2^16; failure number `n` is the
+//!   `n`-th failure (from 0), so the newest is `failures - 1`.
+//! - *successes before newest failure*: how many successes this generation had counted when
+//!   the newest failure was recorded, modulo 2^32. A failure's position among all recorded
+//!   calls is its number plus this count.
+//! - *success ticks* (filling only): changed by every success while the window fills, so that
+//!   a failure that counted successes before a success arrived cannot commit.
+//!
+//! Modes:
+//! - `Filling`: fewer than `window` calls recorded since the window was cleared. Every
+//!   success goes through shared memory, because the success that brings the count to the
+//!   minimum may itself have to trip the breaker.
+//! - `Dirty`: full, and a failure may still be in view of a rule. Successes are counted in
+//!   per-thread stripes so that they age failures out.
+//! - `Clean`: full, and no rule can see any failure. A success changes nothing and is not
+//!   counted at all: this is the healthy path.
+
+pub(super) const GENERATION_MASK: u32 = (1 << 14) - 1;
+const MODE_SHIFT: u32 = 62;
+const GENERATION_SHIFT: u32 = 48;
+const FAILURES_SHIFT: u32 = 32;
+const TICK_SHIFT: u32 = 16;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Mode {
+    Clean = 0,
+    Dirty = 1,
+    Filling = 2,
+}
+
+/// The 14-bit generation tag of a closed generation.
+#[inline(always)]
+pub(super) fn generation_tag(generation: u32) -> u32 {
+    generation & GENERATION_MASK
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct WindowWord(pub(super) u64);
+
+impl WindowWord {
+    /// An empty window for `generation`.
+    pub(super) fn empty(generation: u32, mode: Mode) -> Self {
+        WindowWord(
+            (mode as u64) << MODE_SHIFT | u64::from(generation_tag(generation)) << GENERATION_SHIFT,
+        )
+    }
+
+    /// The top 16 bits of a clean window of `generation`: one comparison tests both.
+    #[inline(always)]
+    pub(super) fn clean_key(generation: u32) -> u64 {
+        u64::from(generation_tag(generation))
+    }
+
+    #[inline(always)]
+    pub(super) fn is_clean_for(raw: u64, generation: u32) -> bool {
+        raw >> GENERATION_SHIFT == Self::clean_key(generation)
+    }
+
+    pub(super) fn mode(self) -> Mode {
+        match self.0 >> MODE_SHIFT {
+            0 => Mode::Clean,
+            1 => Mode::Dirty,
+            _ => Mode::Filling,
+        }
+    }
+
+    pub(super) fn tag(self) -> u32 {
+        (self.0 >> GENERATION_SHIFT) as u32 & GENERATION_MASK
+    }
+
+    /// Failures recorded in this generation, modulo 2^16.
+    pub(super) fn failures(self) -> u16 {
+        (self.0 >> FAILURES_SHIFT) as u16
+    }
+
+    /// Whether the newest failure still matters to a rule (and its record is in this word).
+    /// A clean window has forgotten it.
+    pub(super) fn remembers_newest_failure(self) -> bool {
+        match self.mode() {
+            Mode::Clean => false,
+            Mode::Dirty => true,
+            Mode::Filling => self.failures() != 0,
+        }
+    }
+
+    /// Successes counted before the newest failure.
+    pub(super) fn successes_before_newest(self) -> u32 {
+        match self.mode() {
+            Mode::Filling => self.0 as u16 as u32,
+            Mode::Clean | Mode::Dirty => self.0 as u32,
+        }
+    }
+
+    /// The word after one more failure, recorded when `successes` successes were counted.
+    ///
+    /// `mode` must be `Filling` only if the window was filling; its 16-bit success field holds
+    /// `successes` then, which is below the window size.
+    pub(super) fn with_failure(self, successes: u32, mode: Mode) -> Self {
+        let failures = u64::from(self.failures().wrapping_add(1));
+        let head = (mode as u64) << MODE_SHIFT
+            | (self.0 & (u64::from(GENERATION_MASK) << GENERATION_SHIFT));
+        let low = match mode {
+            Mode::Filling => (self.0 & (0xFFFF << TICK_SHIFT)) | u64::from(successes as u16),
+            Mode::Clean | Mode::Dirty => u64::from(successes),
+        };
+        WindowWord(head | failures << FAILURES_SHIFT | low)
+    }
+
+    /// A filling word with its success tick advanced.
+    pub(super) fn with_tick(self) -> Self {
+        let tick = (self.0 >> TICK_SHIFT) as u16;
+        let cleared = self.0 & !(0xFFFF << TICK_SHIFT);
+        WindowWord(cleared | u64::from(tick.wrapping_add(1)) << TICK_SHIFT)
+    }
+
+    /// The same failures in another mode (Filling → Dirty or Clean, Dirty → Clean).
+    pub(super) fn with_mode(self, mode: Mode) -> Self {
+        let successes = self.successes_before_newest();
+        let kept = self.0 & !(3 << MODE_SHIFT) & !0xFFFF_FFFF;
+        let low = match mode {
+            Mode::Filling => u64::from(successes as u16),
+            Mode::Clean | Mode::Dirty => u64::from(successes),
+        };
+        WindowWord((mode as u64) << MODE_SHIFT | kept | low)
+    }
+}
+
+/// Whether 14-bit generation tag `old` comes before `new`, in serial-number arithmetic.
+pub(super) fn tag_is_older(old: u32, new: u32) -> bool {
+    let distance = new.wrapping_sub(old) & GENERATION_MASK;
+    // Half of the 14-bit range: the older half of the circle.
+    distance != 0 && distance < 1 << 13
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_windows() {
+        let filling = WindowWord::empty(0x1234_5678, Mode::Filling);
+        assert_eq!(
+            (filling.mode(), filling.tag(), filling.failures()),
+            (Mode::Filling, 0x1678, 0)
+        );
+        assert!(!filling.remembers_newest_failure());
+        let clean = WindowWord::empty(7, Mode::Clean);
+        assert!(WindowWord::is_clean_for(clean.0, 7));
+        assert!(!WindowWord::is_clean_for(clean.0, 8));
+        assert!(!WindowWord::is_clean_for(
+            WindowWord::empty(7, Mode::Dirty).0,
+            7
+        ));
+    }
+
+    #[test]
+    fn failures_and_ticks_keep_each_other() {
+        let word = WindowWord::empty(3, Mode::Filling)
+            .with_tick()
+            .with_failure(17, Mode::Filling)
+            .with_tick();
+        assert_eq!(
+            (word.failures(), word.successes_before_newest(), word.tag()),
+            (1, 17, 3)
+        );
+        assert!(word.remembers_newest_failure());
+        assert_ne!(word, word.with_tick(), "a tick must change the word");
+        let dirty = word.with_mode(Mode::Dirty);
+        assert_eq!(
+            (
+                dirty.mode(),
+                dirty.failures(),
+                dirty.successes_before_newest()
+            ),
+            (Mode::Dirty, 1, 17)
+        );
+        let next = dirty.with_failure(u32::MAX, Mode::Dirty);
+        assert_eq!(
+            (next.failures(), next.successes_before_newest(), next.tag()),
+            (2, u32::MAX, 3)
+        );
+        let clean = next.with_mode(Mode::Clean);
+        assert!(WindowWord::is_clean_for(clean.0, 3));
+        assert!(!clean.remembers_newest_failure());
+    }
+
+    #[test]
+    fn failure_count_wraps_at_16_bits() {
+        let mut word = WindowWord::empty(1, Mode::Dirty);
+        for _ in 0..65_537 {
+            word = word.with_failure(5, Mode::Dirty);
+        }
+        assert_eq!((word.failures(), word.tag()), (1, 1));
+    }
+
+    #[test]
+    fn generation_order_wraps() {
+        assert!(tag_is_older(GENERATION_MASK, 0));
+        assert!(!tag_is_older(0, GENERATION_MASK));
+        assert!(!tag_is_older(9, 9));
+    }
+}

@@ -1,0 +1,169 @@
+//! Invariants under real threads: exact probe admission, one trip per burst of failures,
+//! counters that add up. These check outcomes, never timings; the exhaustive interleaving
+//! checks are the loom models in `loom-tests/`.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier};
+use std::time::Duration;
+
+use hotbreaker::{Breaker, ManualClock, State};
+
+const THREADS: usize = 6;
+
+#[test]
+fn half_open_admits_exactly_the_configured_probes() {
+    for probes in [1, 2, 3] {
+        let clock = ManualClock::new();
+        let breaker = Breaker::builder()
+            .consecutive_failures(1)
+            .open_duration(Duration::from_millis(1))
+            .half_open_probes(probes)
+            .clock(clock.clone())
+            .build()
+            .unwrap();
+        for _round in 0..200 {
+            breaker.try_acquire().unwrap().failure();
+            assert_eq!(breaker.state(), State::Open);
+            clock.advance(Duration::from_millis(1));
+            let start = Barrier::new(THREADS);
+            let hold = Barrier::new(THREADS);
+            let admitted = AtomicUsize::new(0);
+            std::thread::scope(|scope| {
+                for _ in 0..THREADS {
+                    scope.spawn(|| {
+                        start.wait();
+                        let permit = breaker.try_acquire().ok();
+                        if permit.is_some() {
+                            admitted.fetch_add(1, Ordering::Relaxed);
+                        }
+                        hold.wait(); // every permit is still held when all have asked
+                        if let Some(permit) = permit {
+                            permit.ignore();
+                        }
+                    });
+                }
+            });
+            assert_eq!(
+                admitted.load(Ordering::Relaxed),
+                probes,
+                "racing callers, {probes} probes allowed"
+            );
+            // Close, so the next round trips from closed again.
+            breaker.try_acquire().unwrap().success();
+            assert_eq!(breaker.state(), State::Closed);
+        }
+    }
+}
+
+#[test]
+fn a_burst_of_failures_trips_once() {
+    for _round in 0..100 {
+        let transitions = Arc::new(AtomicUsize::new(0));
+        let counted = transitions.clone();
+        let breaker = Breaker::builder()
+            .failure_rate(0.5, 8)
+            .consecutive_failures(3)
+            .open_duration(Duration::from_secs(60))
+            .on_transition(move |_| {
+                counted.fetch_add(1, Ordering::Relaxed);
+            })
+            .build()
+            .unwrap();
+        let start = Barrier::new(THREADS);
+        std::thread::scope(|scope| {
+            for _ in 0..THREADS {
+                scope.spawn(|| {
+                    let permits: Vec<_> =
+                        (0..4).filter_map(|_| breaker.try_acquire().ok()).collect();
+                    start.wait();
+                    for permit in permits {
+                        permit.failure();
+                    }
+                });
+            }
+        });
+        let metrics = breaker.metrics();
+        assert_eq!(metrics.state, State::Open);
+        assert_eq!(metrics.openings, 1, "one burst, one opening");
+        assert_eq!(
+            transitions.load(Ordering::Relaxed),
+            1,
+            "one transition event"
+        );
+        assert_eq!(metrics.failures, (THREADS * 4) as u64);
+    }
+}
+
+#[test]
+fn every_permit_ends_in_exactly_one_counter() {
+    let clock = ManualClock::new();
+    let breaker = Breaker::builder()
+        .failure_rate(0.3, 20)
+        .open_duration(Duration::from_micros(50))
+        .half_open_probes(2)
+        .stripes(2) // fewer stripes than threads: some threads share one
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    let granted = AtomicU64::new(0);
+    let rejected = AtomicU64::new(0);
+    std::thread::scope(|scope| {
+        for thread in 0..THREADS {
+            let (breaker, clock, granted, rejected) = (&breaker, &clock, &granted, &rejected);
+            scope.spawn(move || {
+                for i in 0..20_000usize {
+                    match breaker.try_acquire() {
+                        Ok(permit) => {
+                            granted.fetch_add(1, Ordering::Relaxed);
+                            match (i * 7 + thread) % 11 {
+                                0 | 1 => permit.failure(),
+                                2 => permit.ignore(),
+                                3 => drop(permit),
+                                _ => permit.success(),
+                            }
+                        }
+                        Err(_) => {
+                            rejected.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                    if i % 64 == 0 {
+                        clock.advance(Duration::from_micros(10));
+                    }
+                }
+            });
+        }
+    });
+    let metrics = breaker.metrics();
+    assert_eq!(metrics.permitted(), granted.load(Ordering::Relaxed));
+    assert_eq!(metrics.rejected, rejected.load(Ordering::Relaxed));
+    assert!(
+        metrics.openings > 0,
+        "the failure pattern trips the breaker now and then"
+    );
+}
+
+#[test]
+fn a_healthy_day_with_rare_failures_never_trips() {
+    // 1 call in 40 fails, the threshold is half of 20: the window must age failures out
+    // while threads race, or they pile up and trip it.
+    let breaker = Breaker::builder().failure_rate(0.5, 20).build().unwrap();
+    std::thread::scope(|scope| {
+        for thread in 0..THREADS {
+            let breaker = &breaker;
+            scope.spawn(move || {
+                for i in 0..100_000usize {
+                    let permit = breaker.try_acquire().expect("never opens");
+                    if (i + thread * 13) % 40 == 0 {
+                        permit.failure()
+                    } else {
+                        permit.success()
+                    }
+                }
+            });
+        }
+    });
+    let metrics = breaker.metrics();
+    assert_eq!(metrics.openings, 0);
+    assert_eq!(metrics.permitted(), (THREADS * 100_000) as u64);
+    assert!(metrics.window_failures <= 10, "{metrics:?}");
+}

@@ -1,0 +1,147 @@
+//! The breaker against the sequential reference model, on random configurations and operation
+//! sequences: every admission, state, counter and window content must agree after every step.
+
+use std::time::Duration;
+
+use hotbreaker::Outcome;
+use hotbreaker::testing::{ModelConfig, Op, run_differential};
+use proptest::prelude::*;
+
+fn threshold() -> impl Strategy<Value = f64> {
+    prop_oneof![
+        // Decimals where float products and quotients disagree (0.15 × 40 = 6.000000000000001).
+        prop::sample::select(vec![
+            0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.5, 0.6, 0.7, 0.75, 0.9, 1.0
+        ]),
+        (1u32..=1000).prop_map(|per_mille| f64::from(per_mille) / 1000.0),
+    ]
+}
+
+fn config() -> impl Strategy<Value = ModelConfig> {
+    let rate = prop::option::weighted(
+        0.8,
+        (threshold(), 1u32..=24).prop_flat_map(|(t, w)| (Just(t), Just(w), 1..=w)),
+    );
+    (
+        rate,
+        prop::option::weighted(0.5, 1u32..=6),
+        // Whole and fractional microseconds: the deadline rounds up to the next microsecond.
+        (1_000u64..=60_000),
+        1u32..=3,
+        1u32..=3,
+    )
+        .prop_map(
+            |(
+                failure_rate,
+                consecutive_failures,
+                open_nanos,
+                half_open_probes,
+                success_threshold,
+            )| ModelConfig {
+                failure_rate,
+                consecutive_failures,
+                open_duration: Duration::from_nanos(open_nanos),
+                half_open_probes,
+                success_threshold,
+            },
+        )
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        30 => Just(Op::Acquire),
+        24 => any::<usize>().prop_map(|i| Op::Record(i, Outcome::Success)),
+        14 => any::<usize>().prop_map(|i| Op::Record(i, Outcome::Failure)),
+        4 => any::<usize>().prop_map(|i| Op::Record(i, Outcome::Ignore)),
+        5 => any::<usize>().prop_map(Op::Release),
+        14 => (1u32..=30).prop_map(Op::Advance),
+        1 => Just(Op::ForceOpen),
+        1 => Just(Op::ForceClosed),
+        2 => Just(Op::Reset),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2_000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn breaker_decides_like_the_reference_model(config in config(), ops in prop::collection::vec(op(), 0..400)) {
+        match run_differential(&config, &ops) {
+            Ok(ran) => prop_assert!(ran, "the builder refused a valid configuration: {config:?}"),
+            Err(mismatch) => prop_assert!(false, "{mismatch}\nconfig: {config:?}"),
+        }
+    }
+}
+
+/// A sequence that walks every transition, so the differential harness itself is known to
+/// notice a disagreement (see `a_wrong_model_is_caught`).
+fn every_transition() -> (ModelConfig, Vec<Op>) {
+    let config = ModelConfig {
+        failure_rate: Some((0.5, 4, 4)),
+        consecutive_failures: Some(3),
+        open_duration: Duration::from_micros(10),
+        half_open_probes: 2,
+        success_threshold: 2,
+    };
+    let mut ops = Vec::new();
+    for outcome in [
+        Outcome::Success,
+        Outcome::Failure,
+        Outcome::Failure,
+        Outcome::Success,
+    ] {
+        ops.extend([Op::Acquire, Op::Record(0, outcome)]);
+    }
+    ops.extend([
+        Op::Acquire,
+        Op::Advance(10),
+        Op::Acquire,
+        Op::Acquire,
+        Op::Acquire,
+    ]);
+    ops.extend([
+        Op::Record(0, Outcome::Success),
+        Op::Release(0),
+        Op::Acquire,
+        Op::Record(0, Outcome::Success),
+    ]);
+    ops.extend([
+        Op::Acquire,
+        Op::Record(0, Outcome::Failure),
+        Op::ForceOpen,
+        Op::ForceClosed,
+        Op::Reset,
+    ]);
+    (config, ops)
+}
+
+#[test]
+fn walks_every_transition_in_agreement() {
+    let (config, ops) = every_transition();
+    assert_eq!(run_differential(&config, &ops), Ok(true));
+}
+
+#[test]
+fn a_wrong_model_is_caught() {
+    // The same run with a model that trips one failure later must disagree: the harness
+    // compares decisions, it does not just run both.
+    let (config, ops) = every_transition();
+    let wrong = ModelConfig {
+        failure_rate: Some((0.75, 4, 4)),
+        ..config
+    };
+    let result = hotbreaker::testing::run_differential_split(&config, &wrong, &ops);
+    assert!(result.is_err(), "a different threshold went unnoticed");
+}
+
+#[test]
+fn refused_configurations_run_nothing() {
+    let config = ModelConfig {
+        failure_rate: Some((1.5, 20, 20)),
+        consecutive_failures: None,
+        open_duration: Duration::from_secs(1),
+        half_open_probes: 1,
+        success_threshold: 1,
+    };
+    assert_eq!(run_differential(&config, &[Op::Acquire]), Ok(false));
+}

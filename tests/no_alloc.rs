@@ -1,0 +1,119 @@
+//! No call path allocates: every path (admission, each verdict, trips, rejection, probes,
+//! closing, `call`) runs under a counting allocator and must not touch the heap.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::time::Duration;
+
+use hotbreaker::{Breaker, ManualClock, Outcome};
+
+struct CountingAllocator;
+
+thread_local! {
+    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
+}
+
+// SAFETY: delegates every call to the system allocator unchanged; it only counts.
+unsafe impl GlobalAlloc for CountingAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
+        // SAFETY: same contract as ours.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: same contract as ours.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
+        // SAFETY: same contract as ours.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: CountingAllocator = CountingAllocator;
+
+fn allocations_during(f: impl FnOnce()) -> usize {
+    let before = ALLOCATIONS.with(Cell::get);
+    f();
+    ALLOCATIONS.with(Cell::get) - before
+}
+
+fn exercise_every_path(breaker: &Breaker<ManualClock>, clock: &ManualClock) {
+    for round in 0..50 {
+        for i in 0..100 {
+            let permit = breaker.try_acquire().expect("closed");
+            match i % 40 {
+                0 => permit.failure(),
+                1 => permit.ignore(),
+                2 => drop(permit),
+                _ => permit.success(),
+            }
+        }
+        let _ = breaker.call_with(
+            |r: &Result<(), u16>| {
+                if r.is_ok() {
+                    Outcome::Success
+                } else {
+                    Outcome::Ignore
+                }
+            },
+            || Err(404),
+        );
+        // Trip, get rejected, probe, close.
+        for _ in 0..5 {
+            let _ = breaker.call(|| Err::<(), _>(round));
+        }
+        assert!(breaker.try_acquire().is_err());
+        let _ = breaker.call(|| Ok::<_, ()>(()));
+        clock.advance(Duration::from_millis(10));
+        let probe = breaker.try_acquire().expect("probe");
+        assert!(breaker.try_acquire().is_err(), "probes out");
+        if round % 2 == 0 {
+            drop(probe);
+            breaker.try_acquire().expect("probe again").success();
+        } else {
+            probe.failure();
+            clock.advance(Duration::from_millis(10));
+            breaker
+                .try_acquire()
+                .expect("probe after reopening")
+                .success();
+        }
+        let _ = breaker.metrics();
+        let _ = breaker.state();
+    }
+    breaker.force_open();
+    let _ = breaker.try_acquire();
+    breaker.force_closed();
+    breaker.try_acquire().unwrap().failure();
+    breaker.reset();
+}
+
+#[test]
+fn no_call_path_allocates() {
+    let clock = ManualClock::new();
+    let breaker = Breaker::builder()
+        .failure_rate(0.5, 20)
+        .consecutive_failures(5)
+        .open_duration(Duration::from_millis(10))
+        .on_transition(|_| {})
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    // The first call on a thread claims its stripe slot and registers a thread-local
+    // destructor, which the standard library may allocate for, once per thread.
+    let _ = breaker.try_acquire().map(|p| p.success());
+    let allocations = allocations_during(|| exercise_every_path(&breaker, &clock));
+    assert_eq!(allocations, 0);
+    assert!(breaker.metrics().openings >= 50);
+}
+
+#[test]
+fn the_counter_sees_allocations() {
+    // Guards the test above against counting nothing.
+    assert!(allocations_during(|| drop(std::hint::black_box(vec![1u8; 64]))) >= 1);
+}

@@ -1,0 +1,430 @@
+//! Every transition of the state machine, one scenario each, on a manual clock.
+
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use hotbreaker::{Breaker, CallError, ManualClock, Outcome, State, Transition, Trigger, TripRule};
+
+fn breaker(
+    configure: impl FnOnce(hotbreaker::Builder) -> hotbreaker::Builder,
+) -> (Breaker<ManualClock>, ManualClock) {
+    let clock = ManualClock::new();
+    let breaker = configure(Breaker::builder().open_duration(Duration::from_secs(1)))
+        .clock(clock.clone())
+        .build()
+        .expect("valid configuration");
+    (breaker, clock)
+}
+
+fn record(breaker: &Breaker<ManualClock>, outcomes: &str) {
+    for c in outcomes.chars() {
+        let permit = breaker.try_acquire().expect("closed");
+        match c {
+            's' => permit.success(),
+            'f' => permit.failure(),
+            'i' => permit.ignore(),
+            _ => unreachable!(),
+        }
+    }
+}
+
+#[test]
+fn successes_keep_it_closed() {
+    let (breaker, _) = breaker(|b| b.failure_rate(0.5, 4).consecutive_failures(2));
+    record(&breaker, &"s".repeat(1000));
+    assert_eq!(breaker.state(), State::Closed);
+    assert_eq!(breaker.metrics().successes, 1000);
+}
+
+#[test]
+fn consecutive_failures_trip_and_a_success_ends_the_run() {
+    let (breaker, _) = breaker(|b| b.consecutive_failures(3));
+    record(&breaker, "ffsffsff");
+    assert_eq!(breaker.state(), State::Closed, "no run of three yet");
+    assert_eq!(breaker.metrics().consecutive_failures, 2);
+    record(&breaker, "f");
+    assert_eq!(breaker.state(), State::Open);
+    assert_eq!(breaker.metrics().openings, 1);
+}
+
+#[test]
+fn ignored_outcomes_neither_break_nor_extend_a_run() {
+    let (breaker, _) = breaker(|b| b.consecutive_failures(3));
+    record(&breaker, "ffi");
+    assert_eq!(
+        breaker.metrics().consecutive_failures,
+        2,
+        "the ignored call left the run alone"
+    );
+    record(&breaker, "f");
+    assert_eq!(breaker.state(), State::Open);
+}
+
+#[test]
+fn rate_is_judged_only_once_the_window_is_full() {
+    let (breaker, _) = breaker(|b| b.failure_rate(0.5, 4));
+    record(&breaker, "fff");
+    assert_eq!(
+        breaker.state(),
+        State::Closed,
+        "3 of 3 failed, but the window holds 4"
+    );
+    record(&breaker, "s");
+    assert_eq!(
+        breaker.state(),
+        State::Open,
+        "the success that fills the window trips it: 3 of 4"
+    );
+}
+
+#[test]
+fn minimum_calls_judge_a_partial_window() {
+    let (breaker, _) = breaker(|b| b.failure_rate(0.5, 10).minimum_calls(4));
+    record(&breaker, "ffs");
+    assert_eq!(breaker.state(), State::Closed);
+    record(&breaker, "s");
+    assert_eq!(breaker.state(), State::Open, "2 of the 4 calls held");
+}
+
+#[test]
+fn thresholds_are_met_as_a_person_computes_them() {
+    // 0.15 × 40 is 6.000000000000001 in floating point; 6 / 40 is exactly 0.15.
+    let (breaker, _) = breaker(|b| b.failure_rate(0.15, 40));
+    record(&breaker, &"s".repeat(34));
+    record(&breaker, "fffff");
+    assert_eq!(
+        breaker.state(),
+        State::Closed,
+        "5 of 39 held, window not full"
+    );
+    record(&breaker, "f");
+    assert_eq!(breaker.state(), State::Open, "6 of 40 meets 0.15");
+}
+
+#[test]
+fn the_window_slides() {
+    let (breaker, _) = breaker(|b| b.failure_rate(0.5, 4));
+    record(&breaker, "ffss"); // 2 of 4: trips
+    assert_eq!(breaker.state(), State::Open);
+    let (breaker, _) = breaker_with_window_4();
+    record(&breaker, "fsss"); // 1 of 4
+    record(&breaker, "f"); // the first failure left the window: still 1 of 4
+    assert_eq!(breaker.state(), State::Closed);
+    assert_eq!(
+        (
+            breaker.metrics().window_failures,
+            breaker.metrics().window_calls
+        ),
+        (1, 4)
+    );
+    record(&breaker, "f"); // 2 of 4
+    assert_eq!(breaker.state(), State::Open);
+}
+
+fn breaker_with_window_4() -> (Breaker<ManualClock>, ManualClock) {
+    breaker(|b| b.failure_rate(0.5, 4))
+}
+
+#[test]
+fn open_rejects_until_the_deadline_then_admits_one_probe() {
+    let (breaker, clock) = breaker(|b| b.consecutive_failures(1));
+    record(&breaker, "f");
+    let rejected = breaker.try_acquire().unwrap_err();
+    assert_eq!(rejected.state(), State::Open);
+    assert_eq!(rejected.retry_after(), Some(Duration::from_secs(1)));
+    clock.advance(Duration::from_millis(999));
+    assert!(breaker.try_acquire().is_err());
+    clock.advance(Duration::from_millis(1));
+    assert_eq!(breaker.state(), State::HalfOpen, "the open period is over");
+    let probe = breaker
+        .try_acquire()
+        .expect("the first call after the deadline probes");
+    assert!(probe.is_probe());
+    assert_eq!(
+        breaker.try_acquire().unwrap_err().state(),
+        State::HalfOpen,
+        "one probe at a time"
+    );
+    probe.success();
+    assert_eq!(breaker.state(), State::Closed);
+    let metrics = breaker.metrics();
+    assert_eq!(
+        (
+            metrics.openings,
+            metrics.half_openings,
+            metrics.closings,
+            metrics.rejected
+        ),
+        (1, 1, 1, 3)
+    );
+}
+
+#[test]
+fn a_failed_probe_reopens_for_a_new_period() {
+    let (breaker, clock) = breaker(|b| b.consecutive_failures(1));
+    record(&breaker, "f");
+    clock.advance(Duration::from_secs(1));
+    breaker.try_acquire().unwrap().failure();
+    assert_eq!(breaker.state(), State::Open);
+    assert_eq!(breaker.metrics().openings, 2);
+    clock.advance(Duration::from_millis(999));
+    assert!(breaker.try_acquire().is_err(), "a new full open period");
+}
+
+#[test]
+fn success_threshold_needs_that_many_probe_successes() {
+    let (breaker, clock) = breaker(|b| {
+        b.consecutive_failures(1)
+            .half_open_probes(2)
+            .success_threshold(3)
+    });
+    record(&breaker, "f");
+    clock.advance(Duration::from_secs(1));
+    let first = breaker.try_acquire().unwrap();
+    let second = breaker.try_acquire().unwrap();
+    assert!(breaker.try_acquire().is_err(), "two probes out");
+    first.success();
+    let third = breaker
+        .try_acquire()
+        .expect("a successful probe frees its place");
+    second.success();
+    assert_eq!(breaker.state(), State::HalfOpen);
+    third.success();
+    assert_eq!(breaker.state(), State::Closed);
+}
+
+#[test]
+fn a_dropped_probe_gives_its_place_back() {
+    let (breaker, clock) = breaker(|b| b.consecutive_failures(1));
+    record(&breaker, "f");
+    clock.advance(Duration::from_secs(1));
+    drop(breaker.try_acquire().unwrap());
+    breaker
+        .try_acquire()
+        .expect("the next call may probe")
+        .ignore();
+    breaker
+        .try_acquire()
+        .expect("an ignored probe frees its place too")
+        .success();
+    assert_eq!(breaker.state(), State::Closed);
+    assert_eq!(
+        (breaker.metrics().released, breaker.metrics().ignored),
+        (1, 1)
+    );
+}
+
+#[test]
+fn closing_starts_with_an_empty_window() {
+    let (breaker, clock) = breaker(|b| b.failure_rate(0.5, 4));
+    record(&breaker, "ffff");
+    clock.advance(Duration::from_secs(1));
+    breaker.try_acquire().unwrap().success();
+    assert_eq!(
+        (
+            breaker.metrics().window_failures,
+            breaker.metrics().window_calls
+        ),
+        (0, 0)
+    );
+    record(&breaker, "fss");
+    assert_eq!(
+        breaker.state(),
+        State::Closed,
+        "the window is filling again"
+    );
+}
+
+#[test]
+fn verdicts_from_before_a_transition_do_not_count_after_it() {
+    let (breaker, clock) = breaker(|b| b.consecutive_failures(2));
+    let old = breaker.try_acquire().unwrap();
+    record(&breaker, "ff");
+    clock.advance(Duration::from_secs(1));
+    breaker.try_acquire().unwrap().success(); // closed again, new generation
+    old.failure(); // issued in the first closed generation
+    assert_eq!(breaker.metrics().consecutive_failures, 0);
+    record(&breaker, "f");
+    assert_eq!(
+        breaker.state(),
+        State::Closed,
+        "the stale failure did not start a run"
+    );
+    assert_eq!(
+        breaker.metrics().failures,
+        4,
+        "but it is counted in the metrics"
+    );
+}
+
+#[test]
+fn forcing_and_resetting() {
+    let (breaker, clock) = breaker(|b| b.consecutive_failures(1));
+    breaker.force_open();
+    assert_eq!(
+        breaker.try_acquire().unwrap_err().state(),
+        State::ForcedOpen
+    );
+    clock.advance(Duration::from_secs(3600));
+    assert_eq!(
+        breaker.state(),
+        State::ForcedOpen,
+        "no open period ends a forced opening"
+    );
+    breaker.force_closed();
+    record(&breaker, "fff");
+    assert_eq!(breaker.state(), State::ForcedClosed, "never trips");
+    breaker.reset();
+    assert_eq!(breaker.state(), State::Closed);
+    record(&breaker, "f");
+    assert_eq!(breaker.state(), State::Open);
+}
+
+#[test]
+fn a_panic_during_the_call_counts_as_a_failure() {
+    let (breaker, _) = breaker(|b| b.consecutive_failures(1));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _ = breaker.call(|| -> Result<(), ()> { panic!("the dependency client panicked") });
+    }));
+    assert!(result.is_err());
+    assert_eq!(breaker.state(), State::Open);
+    assert_eq!(breaker.metrics().failures, 1);
+}
+
+#[test]
+fn call_classifies_and_tells_rejection_from_failure() {
+    let (breaker, _) = breaker(|b| b.consecutive_failures(2));
+    let classify = |r: &Result<u16, u16>| match r {
+        Ok(_) => Outcome::Success,
+        Err(400..=499) => Outcome::Ignore,
+        Err(_) => Outcome::Failure,
+    };
+    assert_eq!(
+        breaker.call_with(classify, || Err::<u16, u16>(404)),
+        Err(CallError::Failed(404))
+    );
+    assert_eq!(
+        breaker.call_with(classify, || Err::<u16, u16>(503)),
+        Err(CallError::Failed(503))
+    );
+    assert_eq!(
+        breaker.call_with(classify, || Err::<u16, u16>(400)),
+        Err(CallError::Failed(400))
+    );
+    assert_eq!(breaker.state(), State::Closed, "4xx are ignored");
+    let _ = breaker.call_with(classify, || Err::<u16, u16>(500));
+    let rejected = breaker
+        .call_with(classify, || Ok::<u16, u16>(200))
+        .unwrap_err();
+    assert!(rejected.is_rejected());
+    assert_eq!(
+        breaker.call_or_else(|| Ok::<_, u16>("fresh"), |_| "cached"),
+        "cached"
+    );
+}
+
+#[test]
+fn listeners_see_each_transition_and_may_call_back() {
+    let seen: Arc<Mutex<Vec<Transition>>> = Arc::default();
+    let calls_back = Arc::new(AtomicUsize::new(0));
+    let clock = ManualClock::new();
+    let breaker = Arc::new_cyclic(|weak: &std::sync::Weak<Breaker<ManualClock>>| {
+        let (seen, calls_back, weak) = (seen.clone(), calls_back.clone(), weak.clone());
+        Breaker::builder()
+            .consecutive_failures(2)
+            .open_duration(Duration::from_secs(1))
+            .on_transition(move |t| {
+                seen.lock().unwrap().push(*t);
+                if let Some(breaker) = weak.upgrade() {
+                    // Calling back from a listener must not deadlock or corrupt anything.
+                    let _ = breaker.metrics();
+                    let _ = breaker.try_acquire().map(|p| p.ignore());
+                    calls_back.fetch_add(1, Ordering::Relaxed);
+                }
+            })
+            .clock(clock.clone())
+            .build()
+            .unwrap()
+    });
+    record(&breaker, "ff");
+    clock.advance(Duration::from_secs(1));
+    breaker.try_acquire().unwrap().success();
+    let seen = seen.lock().unwrap();
+    let path: Vec<_> = seen.iter().map(|t| (t.from, t.to)).collect();
+    assert_eq!(
+        path,
+        [
+            (State::Closed, State::Open),
+            (State::Open, State::HalfOpen),
+            (State::HalfOpen, State::Closed)
+        ]
+    );
+    assert_eq!(
+        seen[0].trigger,
+        Trigger::Tripped {
+            rule: TripRule::ConsecutiveFailures,
+            failures: 2,
+            calls: 2
+        }
+    );
+    assert_eq!(seen[0].open_for, Some(Duration::from_secs(1)));
+    assert_eq!(
+        seen.iter().map(|t| t.generation).collect::<Vec<_>>(),
+        [1, 2, 3]
+    );
+    assert_eq!(calls_back.load(Ordering::Relaxed), 3);
+}
+
+#[test]
+fn bad_configurations_name_the_field() {
+    let cases: Vec<(hotbreaker::Builder, &str)> = vec![
+        (
+            Breaker::builder().failure_rate(0.0, 10),
+            "failure_rate.threshold",
+        ),
+        (
+            Breaker::builder().failure_rate(f64::NAN, 10),
+            "failure_rate.threshold",
+        ),
+        (
+            Breaker::builder().failure_rate(0.5, 0),
+            "failure_rate.window",
+        ),
+        (
+            Breaker::builder().failure_rate(0.5, 40_000),
+            "failure_rate.window",
+        ),
+        (
+            Breaker::builder().failure_rate(0.5, 10).minimum_calls(11),
+            "minimum_calls",
+        ),
+        (
+            Breaker::builder().consecutive_failures(5).minimum_calls(3),
+            "minimum_calls",
+        ),
+        (
+            Breaker::builder().consecutive_failures(0),
+            "consecutive_failures",
+        ),
+        (
+            Breaker::builder().open_duration(Duration::ZERO),
+            "open_duration",
+        ),
+        (Breaker::builder().half_open_probes(0), "half_open_probes"),
+        (
+            Breaker::builder().success_threshold(5000),
+            "success_threshold",
+        ),
+        (Breaker::builder().stripes(0), "stripes"),
+    ];
+    for (builder, field) in cases {
+        let err = builder.build().expect_err(field);
+        assert_eq!(err.field(), field, "{err}");
+        assert!(
+            err.to_string().starts_with(&format!("invalid {field}: ")),
+            "{err}"
+        );
+    }
+}
