@@ -88,14 +88,14 @@ fn second_table() -> Vec<RuleRow> {
             let (rule, rest) = match cells[0] {
                 "ardisik" => (
                     Rule::Consecutive {
-                        failures: count(cells[1]) as u32,
+                        failures: count(cells[1]) as usize,
                     },
                     &cells[2..],
                 ),
                 "oran" => {
                     assert_eq!(cells[2], "/", "a rate rule reads `oran T / W`");
                     let threshold = cells[1].replace(',', ".").parse().expect("a decimal");
-                    let window = count(cells[3]) as u32;
+                    let window = count(cells[3]) as usize;
                     (Rule::Rate { threshold, window }, &cells[4..])
                 }
                 other => panic!("unexpected rule `{other}`"),

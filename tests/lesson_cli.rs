@@ -110,6 +110,8 @@ fn bad_input_is_an_error_naming_the_flag() {
         (with_rule("consecutive:0"), "--rule"),
         (with_rule("consecutive:-1"), "--rule"),
         (with_rule("consecutive:"), "--rule"),
+        (with_rule("consecutive:32769"), "--rule"),
+        (with_rule("rate:0.5/32769"), "--rule"),
         (with_rule("sometimes"), "--rule"),
         (run(&["--slots", "0"]), "--slots"),
         (run(&["--slots", "many"]), "--slots"),

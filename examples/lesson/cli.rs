@@ -1,9 +1,14 @@
 //! Flag parsing: a pure function from the arguments to what to do, or a one-line complaint
 //! naming the flag.
 
+use hotbreaker::{MAX_CONSECUTIVE, MAX_WINDOW};
+
 use crate::model::{Mode, Rule, Scenario};
 
-pub const USAGE: &str = "\
+/// The `--help` text.
+pub fn usage() -> String {
+    format!(
+        "\
 usage: lesson [--json]
        lesson [--json] --mode MODE --rule RULE [--open-rounds N] [--seed N] [--slots N]
               [--rounds N] [--fault-at N]
@@ -12,17 +17,21 @@ Without --mode and --rule: the lesson's two tables and summary lines (with --jso
 one JSON object per line). With them: that one run.
 
   --mode MODE        healthy, partial, slowdown or halt
-  --rule RULE        none, consecutive:K (K failures in a row) or rate:T/W (a share T in (0, 1]
-                     of the last W calls failed)
-  --open-rounds N    rounds the breaker stays open, 1 to 1000000000 (default 100; 100 rounds = 1 s)
-  --seed N           0 to 9007199254740991, the largest integer the lesson's model holds exactly
+  --rule RULE        none (no breaker), consecutive:K (open after K failures in a row,
+                     K from 1 to {MAX_CONSECUTIVE}) or rate:T/W (open when a share T in (0, 1] of
+                     the last W calls failed, W from 1 to {MAX_WINDOW})
+  --open-rounds N    rounds the breaker stays open, 1 to {MAX_ROUNDS} (default 100;
+                     100 rounds = 1 s)
+  --seed N           0 to {MAX_SEED}, the largest integer the lesson's model holds exactly
                      (default 20260731)
-  --slots N          1 to 1000000 (default 32)
-  --rounds N         1 to 1000000000 (default 1200)
-  --fault-at N       the fault's first round, 0 to 1000000000 (default 200)
+  --slots N          1 to {MAX_SLOTS} (default 32)
+  --rounds N         1 to {MAX_ROUNDS} (default 1200)
+  --fault-at N       the fault's first round, 0 to {MAX_ROUNDS} (default 200)
   --json             one JSON object per run instead of tables
   -h, --help         this text
-";
+"
+    )
+}
 
 /// Round counts stay small enough for the breaker's clock (10 ms a round) to hold their sum.
 const MAX_ROUNDS: u64 = 1_000_000_000;
@@ -186,31 +195,39 @@ fn parse_mode(flag: &str, text: &str) -> Result<Mode, String> {
 }
 
 fn parse_rule(flag: &str, text: &str) -> Result<Rule, String> {
-    let bad = |why: &str| format!("{flag} `{text}`: {why}");
+    let bad = |why: String| format!("{flag} `{text}`: {why}");
+    // The breaker's own limits, so that every rule the flags take builds.
+    let whole = |text: &str, max: u32| {
+        text.parse::<usize>()
+            .ok()
+            .filter(|count| (1..=max as usize).contains(count))
+    };
     if text == "none" {
         return Ok(Rule::None);
     }
     if let Some(failures) = text.strip_prefix("consecutive:") {
-        return match failures.parse::<u32>() {
-            Ok(failures) if failures >= 1 => Ok(Rule::Consecutive { failures }),
-            _ => Err(bad(
-                "K in consecutive:K must be a whole number of at least 1",
-            )),
-        };
+        let failures = whole(failures, MAX_CONSECUTIVE).ok_or_else(|| {
+            bad(format!(
+                "K in consecutive:K must be a whole number from 1 to {MAX_CONSECUTIVE}"
+            ))
+        })?;
+        return Ok(Rule::Consecutive { failures });
     }
     if let Some(rate) = text.strip_prefix("rate:") {
         let (threshold, window) = rate
             .split_once('/')
-            .ok_or_else(|| bad("expected rate:T/W, e.g. rate:0.5/20"))?;
-        let threshold = match threshold.parse::<f64>() {
-            Ok(threshold) if threshold > 0.0 && threshold <= 1.0 => threshold,
-            _ => return Err(bad("T in rate:T/W must be a number above 0 and at most 1")),
-        };
-        let window = match window.parse::<u32>() {
-            Ok(window) if window >= 1 => window,
-            _ => return Err(bad("W in rate:T/W must be a whole number of at least 1")),
-        };
+            .ok_or_else(|| bad("expected rate:T/W, e.g. rate:0.5/20".to_string()))?;
+        let threshold = threshold
+            .parse::<f64>()
+            .ok()
+            .filter(|threshold| *threshold > 0.0 && *threshold <= 1.0)
+            .ok_or_else(|| bad("T in rate:T/W must be a number above 0 and at most 1".into()))?;
+        let window = whole(window, MAX_WINDOW).ok_or_else(|| {
+            bad(format!(
+                "W in rate:T/W must be a whole number from 1 to {MAX_WINDOW}"
+            ))
+        })?;
         return Ok(Rule::Rate { threshold, window });
     }
-    Err(bad("expected none, consecutive:K or rate:T/W"))
+    Err(bad("expected none, consecutive:K or rate:T/W".to_string()))
 }

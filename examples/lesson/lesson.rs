@@ -6,7 +6,7 @@ use crate::model::{self, Mode, Rule, RunCounts, Scenario};
 
 /// The rule the lesson picks: open when half of the last 20 calls failed.
 pub const CHOSEN_THRESHOLD: f64 = 0.5;
-pub const CHOSEN_WINDOW: u32 = 20;
+pub const CHOSEN_WINDOW: usize = 20;
 pub const CHOSEN_RULE: Rule = Rule::Rate {
     threshold: CHOSEN_THRESHOLD,
     window: CHOSEN_WINDOW,

@@ -42,7 +42,7 @@ fn execute(command: Command) -> Result<String, String> {
     let refused =
         |error: hotbreaker::ConfigError| format!("--rule: the breaker refuses it: {error}");
     match command {
-        Command::Help => Ok(cli::USAGE.to_string()),
+        Command::Help => Ok(cli::usage()),
         Command::Lesson(Output::Tables) => {
             Ok(report::lesson(&lesson::Lesson::run().map_err(refused)?))
         }

@@ -7,10 +7,10 @@ pub enum Rule {
     /// No breaker at all: every event calls the dependency.
     None,
     /// Trip after this many failures in a row.
-    Consecutive { failures: u32 },
+    Consecutive { failures: usize },
     /// Trip when at least `threshold` of the last `window` calls failed (judged only once the
     /// window is full).
-    Rate { threshold: f64, window: u32 },
+    Rate { threshold: f64, window: usize },
 }
 
 /// The form the `--rule` flag takes: `none`, `consecutive:5`, `rate:0.5/20`.
