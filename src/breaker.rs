@@ -1,18 +1,19 @@
 //! The breaker: admission, verdicts and transitions around one state word.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::builder::Builder;
 use crate::clock::{Clock, QuantaClock};
-use crate::config::Settings;
+use crate::config::{Config, ConfigError, Settings};
 use crate::listener::{Listener, Transition, Trigger};
 use crate::metrics::Metrics;
 use crate::open_deadline::OpenDeadline;
-use crate::permit::{Outcome, Permit, PermitKind, Rejected};
+use crate::permit::{Outcome, OwnedPermit, Permit, PermitKind, Rejected};
 use crate::state::{State, StateWord};
 use crate::stripes::{Counter, Stripes};
-use crate::sync::{AtomicU64, Backoff, CachePadded, Ordering};
+use crate::sync::{AtomicU64, Backoff, CachePadded, Ordering, Swappable};
 use crate::window::{Judgement, TripCause, Window};
 
 /// A lock-free circuit breaker.
@@ -38,7 +39,8 @@ pub struct Breaker<C: Clock = QuantaClock> {
     window: Window,
     stripes: Stripes,
     transitions: CachePadded<TransitionCounts>,
-    settings: Settings,
+    /// Read only off the healthy path: on trips, probes, and while the window holds failures.
+    settings: Swappable<Settings>,
     clock: C,
     listeners: Box<[Listener]>,
 }
@@ -87,7 +89,7 @@ impl<C: Clock> Breaker<C> {
             window: Window::new(&settings, initial.generation()),
             stripes: Stripes::new(settings.stripes),
             transitions: CachePadded::new(TransitionCounts::default()),
-            settings,
+            settings: Swappable::new(settings),
             clock,
             listeners,
         }
@@ -108,6 +110,17 @@ impl<C: Clock> Breaker<C> {
             return Ok(Permit::new(self, word.generation(), PermitKind::Closed));
         }
         self.acquire_unless_closed(word)
+    }
+
+    /// Like [`try_acquire`](Breaker::try_acquire), for a breaker in an [`Arc`]: the permit
+    /// keeps the breaker alive and can move into a `'static` future.
+    ///
+    /// # Errors
+    ///
+    /// [`Rejected`], as for [`try_acquire`](Breaker::try_acquire).
+    pub fn try_acquire_owned(self: &Arc<Self>) -> Result<OwnedPermit<C>, Rejected> {
+        let (generation, kind) = self.try_acquire()?.into_parts();
+        Ok(OwnedPermit::new(Arc::clone(self), generation, kind))
     }
 
     #[inline(never)]
@@ -135,7 +148,7 @@ impl<C: Clock> Breaker<C> {
                     word.next(State::HalfOpen).with_probes(1, 0)
                 }
                 State::HalfOpen => {
-                    if word.probes_out() >= self.settings.half_open_probes {
+                    if word.probes_out() >= self.settings.load().half_open_probes {
                         return Err(self.reject(State::HalfOpen, None));
                     }
                     word.with_probes(word.probes_out() + 1, word.probe_successes())
@@ -179,11 +192,13 @@ impl<C: Clock> Breaker<C> {
                 local.bump(Counter::Successes);
                 match kind {
                     PermitKind::Closed => {
-                        let judged =
-                            self.window
-                                .record_success(generation, &self.stripes, local, || {
-                                    self.is_closed_in(generation)
-                                });
+                        let judged = self.window.record_success(
+                            generation,
+                            &self.stripes,
+                            local,
+                            &self.settings,
+                            || self.is_closed_in(generation),
+                        );
                         if let Judgement::Trip(cause) = judged {
                             self.trip(generation, cause);
                         }
@@ -196,9 +211,12 @@ impl<C: Clock> Breaker<C> {
                 local.bump(Counter::Failures);
                 match kind {
                     PermitKind::Closed => {
-                        let judged = self.window.record_failure(generation, &self.stripes, || {
-                            self.is_closed_in(generation)
-                        });
+                        let judged = self.window.record_failure(
+                            &self.settings.load(),
+                            generation,
+                            &self.stripes,
+                            || self.is_closed_in(generation),
+                        );
                         if let Judgement::Trip(cause) = judged {
                             self.trip(generation, cause);
                         }
@@ -252,7 +270,8 @@ impl<C: Clock> Breaker<C> {
     /// Opens the breaker from a state word that `expected` accepts.
     fn open_from(&self, expected: impl Fn(StateWord) -> bool, trigger: Trigger) {
         let now = self.clock.now_nanos();
-        let open_for = self.settings.open_duration;
+        let settings = self.settings.load();
+        let open_for = settings.open_duration;
         let backoff = Backoff::new();
         let mut word = StateWord(self.control.state.load(Ordering::Acquire));
         while expected(word) {
@@ -260,7 +279,7 @@ impl<C: Clock> Breaker<C> {
             // Deadline first, then the state: see `open_deadline.rs`.
             self.control.deadline.publish(
                 next.generation(),
-                now.saturating_add(self.settings.open_duration_nanos()),
+                now.saturating_add(settings.open_duration_nanos()),
             );
             match self.control.state.compare_exchange(
                 word.0,
@@ -282,10 +301,11 @@ impl<C: Clock> Breaker<C> {
     /// A probe of `generation` succeeded: close once enough have.
     fn probe_succeeded(&self, generation: u32) {
         let backoff = Backoff::new();
+        let settings = self.settings.load();
         let mut word = StateWord(self.control.state.load(Ordering::Acquire));
         while word.state() == State::HalfOpen && word.generation() == generation {
             let successes = word.probe_successes() + 1;
-            let closes = successes >= self.settings.success_threshold;
+            let closes = successes >= settings.success_threshold;
             let next = if closes {
                 word.next(State::Closed)
             } else {
@@ -299,7 +319,7 @@ impl<C: Clock> Breaker<C> {
             ) {
                 Ok(_) => {
                     if closes {
-                        self.window.begin(next.generation());
+                        self.window.begin(&settings, next.generation());
                         self.transitions.closings.fetch_add(1, Ordering::Relaxed);
                         self.announce(word, next, Trigger::ProbesSucceeded { successes }, None);
                     }
@@ -362,7 +382,7 @@ impl<C: Clock> Breaker<C> {
             ) {
                 Ok(_) => {
                     if state == State::Closed {
-                        self.window.begin(next.generation());
+                        self.window.begin(&self.settings.load(), next.generation());
                     }
                     self.announce(word, next, Trigger::Manual, None);
                     return;
@@ -424,7 +444,8 @@ impl<C: Clock> Breaker<C> {
     pub fn metrics(&self) -> Metrics {
         let word = StateWord(self.control.state.load(Ordering::Acquire));
         let window = if word.is_closed() {
-            self.window.snapshot(word.generation(), &self.stripes)
+            self.window
+                .snapshot(&self.settings.load(), word.generation(), &self.stripes)
         } else {
             Default::default()
         };
@@ -460,6 +481,55 @@ impl<C: Clock> Breaker<C> {
             + std::mem::size_of_val(&*self.listeners)
     }
 
+    /// The configuration in force.
+    pub fn config(&self) -> Config {
+        self.settings.load().config
+    }
+
+    /// Replaces the configuration of a live breaker, keeping its state, its window and its
+    /// counters. New rules judge the failures the window already holds; the new open duration
+    /// applies from the next opening, the new probe limits from the next probe decision.
+    ///
+    /// # Errors
+    ///
+    /// The [`ConfigError`] of [`Builder::build`] for a setting out of range, and also, since
+    /// these are fixed when a breaker is built: a failure-rate window or a consecutive-failure
+    /// run longer than the failure records the breaker keeps (the larger of the two at build
+    /// time, rounded up to a power of two), or a different number of stripes. A refused
+    /// configuration changes nothing.
+    pub fn reconfigure(&self, config: Config) -> Result<(), ConfigError> {
+        let current = self.settings.load();
+        let mut settings = Settings::validate(&config)?;
+        if config.stripes.is_none() {
+            settings.stripes = current.stripes;
+        }
+        if settings.stripes != current.stripes {
+            return Err(ConfigError::new(
+                "stripes",
+                format!(
+                    "cannot change on a live breaker (it has {}), got {}",
+                    current.stripes, settings.stripes
+                ),
+            ));
+        }
+        if !self.window.fits(&settings) {
+            let field = match (settings.failure_rate, settings.consecutive_failures) {
+                (Some(rate), Some(run)) if run > rate.window => "consecutive_failures",
+                (Some(_), _) => "failure_rate.window",
+                (None, _) => "consecutive_failures",
+            };
+            return Err(ConfigError::new(
+                field,
+                format!(
+                    "this breaker keeps {} failure records (sized when it was built); build a new breaker for a longer window or run",
+                    self.window.capacity()
+                ),
+            ));
+        }
+        self.settings.store(settings);
+        Ok(())
+    }
+
     /// The clock the breaker reads.
     pub fn clock(&self) -> &C {
         &self.clock
@@ -470,7 +540,7 @@ impl<C: Clock> fmt::Debug for Breaker<C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Breaker")
             .field("state", &self.state())
-            .field("settings", &self.settings)
+            .field("config", &self.config())
             .finish_non_exhaustive()
     }
 }

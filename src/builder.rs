@@ -5,10 +5,7 @@ use std::time::Duration;
 
 use crate::breaker::Breaker;
 use crate::clock::{Clock, QuantaClock};
-use crate::config::{
-    ConfigError, FailureRate, MAX_CONSECUTIVE, MAX_OPEN_DURATION, MAX_PROBES, MAX_STRIPES,
-    MAX_WINDOW, Settings,
-};
+use crate::config::{Config, ConfigError, FailureRateConfig, Settings};
 use crate::listener::{Listener, Transition};
 
 /// The failure-rate rule used when no rule is configured: half of the last 100 calls.
@@ -31,13 +28,9 @@ pub const DEFAULT_OPEN_DURATION: Duration = Duration::from_secs(30);
 /// Nothing is checked until [`build`](Builder::build), which reports the first bad setting.
 #[must_use = "a builder does nothing until `build` is called"]
 pub struct Builder<C = QuantaClock> {
-    failure_rate: Option<(f64, usize)>,
+    config: Config,
+    /// Set apart from `config` so that it applies whichever order the methods are called in.
     minimum_calls: Option<usize>,
-    consecutive_failures: Option<usize>,
-    open_duration: Duration,
-    half_open_probes: usize,
-    success_threshold: usize,
-    stripes: Option<usize>,
     clock: Option<C>,
     listeners: Vec<Listener>,
 }
@@ -45,13 +38,8 @@ pub struct Builder<C = QuantaClock> {
 impl Builder<QuantaClock> {
     pub(crate) fn new() -> Self {
         Builder {
-            failure_rate: None,
+            config: Config::default(),
             minimum_calls: None,
-            consecutive_failures: None,
-            open_duration: DEFAULT_OPEN_DURATION,
-            half_open_probes: 1,
-            success_threshold: 1,
-            stripes: None,
             clock: None,
             listeners: Vec::new(),
         }
@@ -59,12 +47,24 @@ impl Builder<QuantaClock> {
 }
 
 impl<C: Clock> Builder<C> {
+    /// Starts from `config` (replacing whatever was set before).
+    pub fn config(mut self, config: Config) -> Self {
+        self.config = config;
+        self.minimum_calls = None;
+        self
+    }
+
     /// Trips when at least `threshold` (a share in `(0, 1]`) of the last `window` recorded calls
     /// failed. Calls whose outcome is ignored, or whose permit was dropped, are not recorded.
     ///
     /// The share is compared as a person computes it: 6 failures of 40 meet 0.15.
     pub fn failure_rate(mut self, threshold: f64, window: usize) -> Self {
-        self.failure_rate = Some((threshold, window));
+        let minimum_calls = self.config.failure_rate.and_then(|rate| rate.minimum_calls);
+        self.config.failure_rate = Some(FailureRateConfig {
+            threshold,
+            window,
+            minimum_calls,
+        });
         self
     }
 
@@ -78,25 +78,25 @@ impl<C: Clock> Builder<C> {
 
     /// Trips after `failures` failures in a row; a success ends the run.
     pub fn consecutive_failures(mut self, failures: usize) -> Self {
-        self.consecutive_failures = Some(failures);
+        self.config.consecutive_failures = Some(failures);
         self
     }
 
     /// How long the breaker rejects calls after tripping, before it lets probes through.
     pub fn open_duration(mut self, duration: Duration) -> Self {
-        self.open_duration = duration;
+        self.config.open_duration = duration;
         self
     }
 
     /// How many probe calls may be out at once while half-open; the rest are rejected.
     pub fn half_open_probes(mut self, probes: usize) -> Self {
-        self.half_open_probes = probes;
+        self.config.half_open_probes = probes;
         self
     }
 
     /// How many successful probes close the breaker again; one failed probe reopens it.
     pub fn success_threshold(mut self, successes: usize) -> Self {
-        self.success_threshold = successes;
+        self.config.success_threshold = successes;
         self
     }
 
@@ -106,7 +106,7 @@ impl<C: Clock> Builder<C> {
     /// counts with plain stores; later threads share one more stripe with atomic adds. A
     /// stripe costs 128 bytes.
     pub fn stripes(mut self, stripes: usize) -> Self {
-        self.stripes = Some(stripes);
+        self.config.stripes = Some(stripes);
         self
     }
 
@@ -127,16 +127,40 @@ impl<C: Clock> Builder<C> {
     /// Uses `clock` instead of the default [`QuantaClock`].
     pub fn clock<D: Clock>(self, clock: D) -> Builder<D> {
         Builder {
-            failure_rate: self.failure_rate,
+            config: self.config,
             minimum_calls: self.minimum_calls,
-            consecutive_failures: self.consecutive_failures,
-            open_duration: self.open_duration,
-            half_open_probes: self.half_open_probes,
-            success_threshold: self.success_threshold,
-            stripes: self.stripes,
             clock: Some(clock),
             listeners: self.listeners,
         }
+    }
+
+    /// The configuration collected so far, as [`build`](Builder::build) would apply it.
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError`] if `minimum_calls` was set while only `consecutive_failures` is.
+    pub fn to_config(&self) -> Result<Config, ConfigError> {
+        let mut config = self.config;
+        if let Some(calls) = self.minimum_calls {
+            match (&mut config.failure_rate, config.consecutive_failures) {
+                (Some(rate), _) => rate.minimum_calls = Some(calls),
+                (None, None) => {
+                    let (threshold, window) = DEFAULT_FAILURE_RATE;
+                    config.failure_rate = Some(FailureRateConfig {
+                        threshold,
+                        window: window as usize,
+                        minimum_calls: Some(calls),
+                    });
+                }
+                (None, Some(_)) => {
+                    return Err(ConfigError::new(
+                        "minimum_calls",
+                        "applies to the failure-rate rule, and only consecutive_failures is set",
+                    ));
+                }
+            }
+        }
+        Ok(config)
     }
 
     /// Checks the settings and builds the breaker.
@@ -144,15 +168,16 @@ impl<C: Clock> Builder<C> {
     /// # Errors
     ///
     /// A [`ConfigError`] naming the first setting out of range: a failure-rate threshold not in
-    /// `(0, 1]` (or not a number), a window of 0 or above [`MAX_WINDOW`], minimum calls of 0 or
-    /// above the window, 0 consecutive failures or more than [`MAX_CONSECUTIVE`], an open
-    /// duration under a microsecond or above [`MAX_OPEN_DURATION`], probes or a success
-    /// threshold of 0 or above [`MAX_PROBES`], or stripes of 0 or above [`MAX_STRIPES`].
+    /// `(0, 1]` (or not a number), a window of 0 or above [`MAX_WINDOW`](crate::MAX_WINDOW),
+    /// minimum calls of 0 or above the window, 0 consecutive failures or more than
+    /// [`MAX_CONSECUTIVE`](crate::MAX_CONSECUTIVE), an open duration under a microsecond or above
+    /// [`MAX_OPEN_DURATION`](crate::MAX_OPEN_DURATION), probes or a success threshold of 0 or above
+    /// [`MAX_PROBES`](crate::MAX_PROBES), or stripes of 0 or above [`MAX_STRIPES`](crate::MAX_STRIPES).
     pub fn build(self) -> Result<Breaker<C>, ConfigError>
     where
         C: Default,
     {
-        let settings = self.settings()?;
+        let settings = Settings::validate(&self.to_config()?)?;
         let clock = self.clock.unwrap_or_default();
         Ok(Breaker::new(
             settings,
@@ -160,106 +185,14 @@ impl<C: Clock> Builder<C> {
             self.listeners.into_boxed_slice(),
         ))
     }
-
-    fn settings(&self) -> Result<Settings, ConfigError> {
-        let consecutive_failures = self
-            .consecutive_failures
-            .map(|n| in_range("consecutive_failures", n, 1, MAX_CONSECUTIVE))
-            .transpose()?;
-        let failure_rate = match (self.failure_rate, consecutive_failures) {
-            (Some((threshold, window)), _) => Some(self.rate_rule(threshold, window)?),
-            (None, None) => {
-                Some(self.rate_rule(DEFAULT_FAILURE_RATE.0, DEFAULT_FAILURE_RATE.1 as usize)?)
-            }
-            (None, Some(_)) => {
-                if self.minimum_calls.is_some() {
-                    return Err(ConfigError::new(
-                        "minimum_calls",
-                        "applies to the failure-rate rule, and only consecutive_failures is set",
-                    ));
-                }
-                None
-            }
-        };
-        if self.open_duration < Duration::from_micros(1) || self.open_duration > MAX_OPEN_DURATION {
-            return Err(ConfigError::new(
-                "open_duration",
-                format!(
-                    "must be at least 1 µs and at most {} s, got {:?}",
-                    MAX_OPEN_DURATION.as_secs(),
-                    self.open_duration
-                ),
-            ));
-        }
-        let stripes = match self.stripes {
-            Some(n) => in_range("stripes", n, 1, MAX_STRIPES)?,
-            None => default_stripes(),
-        };
-        Ok(Settings {
-            failure_rate,
-            consecutive_failures,
-            open_duration: self.open_duration,
-            half_open_probes: in_range("half_open_probes", self.half_open_probes, 1, MAX_PROBES)?,
-            success_threshold: in_range(
-                "success_threshold",
-                self.success_threshold,
-                1,
-                MAX_PROBES,
-            )?,
-            stripes,
-        })
-    }
-
-    fn rate_rule(&self, threshold: f64, window: usize) -> Result<FailureRate, ConfigError> {
-        // `!(x > 0.0)` rather than `x <= 0.0`, so that NaN is refused too.
-        if !(threshold > 0.0 && threshold <= 1.0) {
-            return Err(ConfigError::new(
-                "failure_rate.threshold",
-                format!("must be greater than 0 and at most 1, got {threshold}"),
-            ));
-        }
-        let window = in_range("failure_rate.window", window, 1, MAX_WINDOW)?;
-        let minimum_calls = match self.minimum_calls {
-            Some(calls) => in_range("minimum_calls", calls, 1, window)?,
-            None => window,
-        };
-        Ok(FailureRate {
-            threshold,
-            window,
-            minimum_calls,
-        })
-    }
 }
 
 impl<C> fmt::Debug for Builder<C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Builder")
-            .field("failure_rate", &self.failure_rate)
+            .field("config", &self.config)
             .field("minimum_calls", &self.minimum_calls)
-            .field("consecutive_failures", &self.consecutive_failures)
-            .field("open_duration", &self.open_duration)
-            .field("half_open_probes", &self.half_open_probes)
-            .field("success_threshold", &self.success_threshold)
-            .field("stripes", &self.stripes)
             .field("listeners", &self.listeners.len())
             .finish_non_exhaustive()
     }
-}
-
-fn in_range(field: &'static str, value: usize, min: u32, max: u32) -> Result<u32, ConfigError> {
-    match u32::try_from(value) {
-        Ok(v) if (min..=max).contains(&v) => Ok(v),
-        _ => Err(ConfigError::new(
-            field,
-            format!("must be from {min} to {max}, got {value}"),
-        )),
-    }
-}
-
-fn default_stripes() -> u32 {
-    #[cfg(not(loom))]
-    let parallelism = std::thread::available_parallelism().map_or(1, usize::from);
-    #[cfg(loom)]
-    let parallelism = 2;
-    (2 * parallelism).next_power_of_two().clamp(4, 64) as u32
 }

@@ -71,17 +71,77 @@ impl fmt::Display for ConfigError {
 
 impl Error for ConfigError {}
 
-/// The failure-rate rule: trip when the share of failures among the last `window` recorded
-/// calls reaches `threshold`, judged once at least `minimum_calls` calls are recorded.
+/// The failure-rate rule as configured: trip when at least `threshold` of the last `window`
+/// recorded calls failed.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct FailureRate {
+pub struct FailureRateConfig {
     /// Share of failures that trips the breaker, in `(0, 1]`.
     pub threshold: f64,
     /// Number of most recent recorded calls the share is taken over.
-    pub window: u32,
-    /// Calls that must be recorded (since the window was last cleared) before it is judged.
+    pub window: usize,
+    /// Calls that must be recorded since the window was last cleared before it is judged;
+    /// `None` means the window size.
+    pub minimum_calls: Option<usize>,
+}
+
+/// A breaker's settings as plain data: what [`Builder`](crate::Builder) collects, what
+/// [`Breaker::reconfigure`](crate::Breaker::reconfigure) takes, and (with the `serde` feature)
+/// what a configuration file holds. Checked when it is applied, not when it is made.
+///
+/// # Examples
+///
+/// ```
+/// use hotbreaker::{Breaker, Config, FailureRateConfig};
+/// use std::time::Duration;
+///
+/// let config = Config {
+///     failure_rate: Some(FailureRateConfig { threshold: 0.25, window: 40, minimum_calls: None }),
+///     open_duration: Duration::from_secs(5),
+///     ..Config::default()
+/// };
+/// let breaker = Breaker::builder().config(config).build()?;
+/// assert_eq!(breaker.config(), config);
+/// # Ok::<(), hotbreaker::ConfigError>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Config {
+    /// The failure-rate rule. When neither rule is set, [`DEFAULT_FAILURE_RATE`](crate::DEFAULT_FAILURE_RATE)
+    /// applies.
+    pub failure_rate: Option<FailureRateConfig>,
+    /// Trip after this many failures in a row.
+    pub consecutive_failures: Option<usize>,
+    /// How long the breaker rejects calls after tripping.
+    pub open_duration: Duration,
+    /// Probe calls that may be out at once while half-open.
+    pub half_open_probes: usize,
+    /// Successful probes that close the breaker.
+    pub success_threshold: usize,
+    /// Per-thread counter stripes; `None` picks from the machine's parallelism. Fixed once a
+    /// breaker is built.
+    pub stripes: Option<usize>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            failure_rate: None,
+            consecutive_failures: None,
+            open_duration: crate::DEFAULT_OPEN_DURATION,
+            half_open_probes: 1,
+            success_threshold: 1,
+            stripes: None,
+        }
+    }
+}
+
+/// The failure-rate rule, validated: trip when the share of failures among the last `window`
+/// recorded calls reaches `threshold`, judged once at least `minimum_calls` calls are recorded.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct FailureRate {
+    pub(crate) threshold: f64,
+    pub(crate) window: u32,
     /// While fewer than `window` calls are recorded, the share is taken over the calls held.
-    pub minimum_calls: u32,
+    pub(crate) minimum_calls: u32,
 }
 
 impl FailureRate {
@@ -106,10 +166,13 @@ impl FailureRate {
     }
 }
 
-/// Everything a breaker was configured with, validated.
+/// A [`Config`], validated, with what can be computed from it once.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Settings {
+    pub(crate) config: Config,
     pub(crate) failure_rate: Option<FailureRate>,
+    /// Failures that trip a full rate window.
+    pub(crate) failures_to_trip_full: u32,
     pub(crate) consecutive_failures: Option<u32>,
     pub(crate) open_duration: Duration,
     pub(crate) half_open_probes: u32,
@@ -118,6 +181,58 @@ pub(crate) struct Settings {
 }
 
 impl Settings {
+    /// Checks every field of `config`.
+    pub(crate) fn validate(config: &Config) -> Result<Settings, ConfigError> {
+        let consecutive_failures = config
+            .consecutive_failures
+            .map(|n| in_range("consecutive_failures", n, 1, MAX_CONSECUTIVE))
+            .transpose()?;
+        let rate_config = match (config.failure_rate, consecutive_failures) {
+            (Some(rate), _) => Some(rate),
+            (None, None) => {
+                let (threshold, window) = crate::DEFAULT_FAILURE_RATE;
+                Some(FailureRateConfig {
+                    threshold,
+                    window: window as usize,
+                    minimum_calls: None,
+                })
+            }
+            (None, Some(_)) => None,
+        };
+        let failure_rate = rate_config.map(|rate| validate_rate(&rate)).transpose()?;
+        if config.open_duration < Duration::from_micros(1)
+            || config.open_duration > MAX_OPEN_DURATION
+        {
+            return Err(ConfigError::new(
+                "open_duration",
+                format!(
+                    "must be at least 1 µs and at most {} s, got {:?}",
+                    MAX_OPEN_DURATION.as_secs(),
+                    config.open_duration
+                ),
+            ));
+        }
+        let stripes = match config.stripes {
+            Some(n) => in_range("stripes", n, 1, MAX_STRIPES)?,
+            None => default_stripes(),
+        };
+        Ok(Settings {
+            config: *config,
+            failure_rate,
+            failures_to_trip_full: failure_rate.map_or(0, |rate| rate.failures_needed(rate.window)),
+            consecutive_failures,
+            open_duration: config.open_duration,
+            half_open_probes: in_range("half_open_probes", config.half_open_probes, 1, MAX_PROBES)?,
+            success_threshold: in_range(
+                "success_threshold",
+                config.success_threshold,
+                1,
+                MAX_PROBES,
+            )?,
+            stripes,
+        })
+    }
+
     pub(crate) fn open_duration_nanos(&self) -> u64 {
         crate::clock::saturating_nanos(self.open_duration)
     }
@@ -128,10 +243,50 @@ impl Settings {
         self.failure_rate.map_or(1, |rate| rate.window.max(1))
     }
 
-    /// Capacity of the ring that remembers failures: every failure a rule can still look at.
-    pub(crate) fn failure_ring_capacity(&self) -> usize {
+    /// Failure records a rule may look back over: the most failures the rate window can hold,
+    /// or the run length.
+    pub(crate) fn failure_records_needed(&self) -> usize {
         let rate = self.failure_rate.map_or(0, |rate| rate.window);
         let run = self.consecutive_failures.unwrap_or(0);
-        (rate.max(run).max(1) as usize).next_power_of_two()
+        rate.max(run).max(1) as usize
     }
+}
+
+fn validate_rate(rate: &FailureRateConfig) -> Result<FailureRate, ConfigError> {
+    let threshold = rate.threshold;
+    // `!(x > 0.0)` rather than `x <= 0.0`, so that NaN is refused too.
+    if !(threshold > 0.0 && threshold <= 1.0) {
+        return Err(ConfigError::new(
+            "failure_rate.threshold",
+            format!("must be greater than 0 and at most 1, got {threshold}"),
+        ));
+    }
+    let window = in_range("failure_rate.window", rate.window, 1, MAX_WINDOW)?;
+    let minimum_calls = match rate.minimum_calls {
+        Some(calls) => in_range("minimum_calls", calls, 1, window)?,
+        None => window,
+    };
+    Ok(FailureRate {
+        threshold,
+        window,
+        minimum_calls,
+    })
+}
+
+fn in_range(field: &'static str, value: usize, min: u32, max: u32) -> Result<u32, ConfigError> {
+    match u32::try_from(value) {
+        Ok(v) if (min..=max).contains(&v) => Ok(v),
+        _ => Err(ConfigError::new(
+            field,
+            format!("must be from {min} to {max}, got {value}"),
+        )),
+    }
+}
+
+fn default_stripes() -> u32 {
+    #[cfg(not(loom))]
+    let parallelism = std::thread::available_parallelism().map_or(1, usize::from);
+    #[cfg(loom)]
+    let parallelism = 2;
+    (2 * parallelism).next_power_of_two().clamp(4, 64) as u32
 }

@@ -2,6 +2,7 @@
 #![warn(missing_docs, rust_2018_idioms, unreachable_pub)]
 #![forbid(unsafe_code)]
 
+mod async_call;
 mod breaker;
 mod builder;
 mod call;
@@ -23,10 +24,10 @@ pub use builder::{Builder, DEFAULT_FAILURE_RATE, DEFAULT_OPEN_DURATION};
 pub use call::{CallError, every_error_fails};
 pub use clock::{Clock, ManualClock, QuantaClock};
 pub use config::{
-    ConfigError, FailureRate, MAX_CONSECUTIVE, MAX_OPEN_DURATION, MAX_PROBES, MAX_STRIPES,
-    MAX_WINDOW,
+    Config, ConfigError, FailureRateConfig, MAX_CONSECUTIVE, MAX_OPEN_DURATION, MAX_PROBES,
+    MAX_STRIPES, MAX_WINDOW,
 };
 pub use listener::{Transition, Trigger, TripRule};
 pub use metrics::Metrics;
-pub use permit::{Outcome, Permit, Rejected};
+pub use permit::{Outcome, OwnedPermit, Permit, Rejected};
 pub use state::State;

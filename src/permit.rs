@@ -3,6 +3,7 @@
 use std::error::Error;
 use std::fmt;
 use std::mem::ManuallyDrop;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::breaker::Breaker;
@@ -111,6 +112,12 @@ impl<'a, C: Clock> Permit<'a, C> {
     pub fn generation(&self) -> u32 {
         self.generation
     }
+
+    /// Hands the admission over to another permit type, without ending it.
+    pub(crate) fn into_parts(self) -> (u32, PermitKind) {
+        let permit = ManuallyDrop::new(self);
+        (permit.generation, permit.kind)
+    }
 }
 
 impl<C: Clock> Drop for Permit<'_, C> {
@@ -127,6 +134,88 @@ impl<C: Clock> Drop for Permit<'_, C> {
 impl<C: Clock> fmt::Debug for Permit<'_, C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Permit")
+            .field("generation", &self.generation)
+            .field("probe", &self.is_probe())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A [`Permit`] that owns a reference to its breaker, from [`Breaker::try_acquire_owned`]:
+/// for futures and services that must be `'static`, such as a tower `Service`'s response
+/// future. Ends like a [`Permit`]; dropped without a verdict (a cancelled future) it gives its
+/// admission back.
+#[must_use = "a permit dropped at once gives its admission back; call the dependency, then record the outcome"]
+pub struct OwnedPermit<C: Clock> {
+    breaker: Arc<Breaker<C>>,
+    generation: u32,
+    kind: PermitKind,
+    ended: bool,
+}
+
+impl<C: Clock> OwnedPermit<C> {
+    pub(crate) fn new(breaker: Arc<Breaker<C>>, generation: u32, kind: PermitKind) -> Self {
+        OwnedPermit {
+            breaker,
+            generation,
+            kind,
+            ended: false,
+        }
+    }
+
+    /// Records that the call succeeded.
+    pub fn success(self) {
+        self.record(Outcome::Success);
+    }
+
+    /// Records that the call failed.
+    pub fn failure(self) {
+        self.record(Outcome::Failure);
+    }
+
+    /// Records that the call's outcome says nothing about the dependency.
+    pub fn ignore(self) {
+        self.record(Outcome::Ignore);
+    }
+
+    /// Records `outcome`.
+    pub fn record(mut self, outcome: Outcome) {
+        self.ended = true;
+        self.breaker.record(self.generation, self.kind, outcome);
+    }
+
+    /// Whether this permit is a half-open probe.
+    pub fn is_probe(&self) -> bool {
+        self.kind == PermitKind::Probe
+    }
+
+    /// The breaker generation the permit was issued in.
+    pub fn generation(&self) -> u32 {
+        self.generation
+    }
+
+    /// The breaker this permit belongs to.
+    pub fn breaker(&self) -> &Arc<Breaker<C>> {
+        &self.breaker
+    }
+}
+
+impl<C: Clock> Drop for OwnedPermit<C> {
+    fn drop(&mut self) {
+        if self.ended {
+            return;
+        }
+        if std::thread::panicking() {
+            self.breaker
+                .record(self.generation, self.kind, Outcome::Failure);
+        } else {
+            self.breaker.release(self.generation, self.kind);
+        }
+    }
+}
+
+impl<C: Clock> fmt::Debug for OwnedPermit<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OwnedPermit")
             .field("generation", &self.generation)
             .field("probe", &self.is_probe())
             .finish_non_exhaustive()

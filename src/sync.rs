@@ -54,3 +54,49 @@ macro_rules! thread_local_cell {
     };
 }
 pub(crate) use thread_local_cell;
+
+/// A value read on every decision but replaced rarely (the settings, on reconfiguration):
+/// `arc-swap` outside loom, a loom-visible stand-in under it.
+#[cfg(not(loom))]
+pub(crate) struct Swappable<T>(arc_swap::ArcSwap<T>);
+
+#[cfg(not(loom))]
+impl<T> Swappable<T> {
+    pub(crate) fn new(value: T) -> Self {
+        Swappable(arc_swap::ArcSwap::from_pointee(value))
+    }
+
+    /// The current value. Lock-free; no reference count is touched on the common path.
+    #[inline]
+    pub(crate) fn load(&self) -> arc_swap::Guard<std::sync::Arc<T>> {
+        self.0.load()
+    }
+
+    pub(crate) fn store(&self, value: T) {
+        self.0.store(std::sync::Arc::new(value));
+    }
+}
+
+#[cfg(loom)]
+pub(crate) struct Swappable<T>(loom::sync::Mutex<std::sync::Arc<T>>);
+
+#[cfg(loom)]
+impl<T> Swappable<T> {
+    pub(crate) fn new(value: T) -> Self {
+        Swappable(loom::sync::Mutex::new(std::sync::Arc::new(value)))
+    }
+
+    pub(crate) fn load(&self) -> std::sync::Arc<T> {
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
+    }
+
+    pub(crate) fn store(&self, value: T) {
+        *self
+            .0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = std::sync::Arc::new(value);
+    }
+}

@@ -45,7 +45,7 @@ mod word;
 
 use crate::config::{FailureRate, Settings};
 use crate::stripes::{LocalStripe, Stripe, Stripes};
-use crate::sync::{AtomicU64, Backoff, CachePadded, Ordering};
+use crate::sync::{AtomicU64, Backoff, CachePadded, Ordering, Swappable};
 
 use ring::FailureRing;
 use word::{Mode, WindowWord, generation_tag, tag_is_older};
@@ -91,21 +91,9 @@ pub(crate) struct WindowSnapshot {
     pub(crate) consecutive_failures: u32,
 }
 
-/// The trip rules, with what can be computed once.
-#[derive(Debug, Clone, Copy)]
-struct Rules {
-    rate: Option<FailureRate>,
-    /// Failures that trip a full rate window.
-    failures_to_trip_full: u32,
-    consecutive: Option<u32>,
-    /// Successes after the newest failure that make every rule forget it.
-    forget_after: u32,
-}
-
 pub(crate) struct Window {
     word: CachePadded<AtomicU64>,
     ring: FailureRing,
-    rules: Rules,
 }
 
 /// A stripe's window count: generation (high 32 bits) and successes (low 32).
@@ -124,23 +112,22 @@ fn generation_is_older(old: u32, new: u32) -> bool {
 
 impl Window {
     pub(crate) fn new(settings: &Settings, generation: u32) -> Self {
-        let rules = Rules {
-            rate: settings.failure_rate,
-            failures_to_trip_full: settings
-                .failure_rate
-                .map_or(0, |rate| rate.failures_needed(rate.window)),
-            consecutive: settings.consecutive_failures,
-            forget_after: settings.successes_to_forget_failures(),
-        };
-        let window = Window {
-            word: CachePadded::new(AtomicU64::new(0)),
-            ring: FailureRing::new(settings.failure_ring_capacity()),
-            rules,
-        };
-        window
-            .word
-            .store(window.empty(generation).0, Ordering::Relaxed);
-        window
+        let capacity = settings.failure_records_needed().next_power_of_two();
+        Window {
+            word: CachePadded::new(AtomicU64::new(Self::empty(settings, generation).0)),
+            ring: FailureRing::new(capacity),
+        }
+    }
+
+    /// Whether `settings` can be applied to this window: its rules must not look back over
+    /// more failures than the ring was sized for.
+    pub(crate) fn fits(&self, settings: &Settings) -> bool {
+        settings.failure_records_needed() <= self.ring.capacity()
+    }
+
+    /// Failure records the ring keeps.
+    pub(crate) fn capacity(&self) -> usize {
+        self.ring.capacity()
     }
 
     /// Heap memory the failure records take, in bytes.
@@ -148,8 +135,8 @@ impl Window {
         self.ring.heap_bytes()
     }
 
-    fn empty(&self, generation: u32) -> WindowWord {
-        let mode = if self.rules.rate.is_some() {
+    fn empty(settings: &Settings, generation: u32) -> WindowWord {
+        let mode = if settings.failure_rate.is_some() {
             Mode::Filling
         } else {
             Mode::Clean
@@ -159,9 +146,9 @@ impl Window {
 
     /// Clears the window for closed `generation`, unless it already belongs to it (or to a
     /// later one: a slow caller must not clear a newer window).
-    pub(crate) fn begin(&self, generation: u32) {
+    pub(crate) fn begin(&self, settings: &Settings, generation: u32) {
         let tag = generation_tag(generation);
-        let empty = self.empty(generation).0;
+        let empty = Self::empty(settings, generation).0;
         let mut current = self.word.load(Ordering::Acquire);
         while tag_is_older(WindowWord(current).tag(), tag) {
             match self.word.compare_exchange_weak(
@@ -179,13 +166,15 @@ impl Window {
     /// Records a success of closed `generation`.
     ///
     /// `is_current` tells whether `generation` is still the breaker's closed generation; it is
-    /// consulted only when the window belongs to another generation.
+    /// consulted only when the window belongs to another generation. The settings are loaded
+    /// only off the clean path.
     #[inline(always)]
     pub(crate) fn record_success(
         &self,
         generation: u32,
         stripes: &Stripes,
         local: LocalStripe<'_>,
+        settings: &Swappable<Settings>,
         is_current: impl Fn() -> bool,
     ) -> Judgement {
         // Acquire: pairs with the CAS that made the window clean, so that, with the window
@@ -194,7 +183,7 @@ impl Window {
         if WindowWord::is_clean_for(raw, generation) {
             return Judgement::Keep;
         }
-        self.record_success_slow(generation, stripes, local, is_current)
+        self.record_success_slow(generation, stripes, local, &settings.load(), is_current)
     }
 
     #[cold]
@@ -204,25 +193,47 @@ impl Window {
         generation: u32,
         stripes: &Stripes,
         local: LocalStripe<'_>,
+        settings: &Settings,
         is_current: impl Fn() -> bool,
     ) -> Judgement {
-        let word = match self.word_for(generation, &is_current) {
-            Some(word) => word,
-            None => return Judgement::Stale,
-        };
-        match word.mode() {
-            Mode::Clean => Judgement::Keep,
-            Mode::Dirty => {
-                self.count_aging_success(generation, stripes, local);
-                Judgement::Keep
+        loop {
+            let Some(word) = self.word_for(settings, generation, &is_current) else {
+                return Judgement::Stale;
+            };
+            match word.mode() {
+                Mode::Clean => return Judgement::Keep,
+                Mode::Dirty => {
+                    self.count_aging_success(settings, generation, stripes, local);
+                    return Judgement::Keep;
+                }
+                Mode::Filling => match settings.failure_rate {
+                    Some(rate) => {
+                        return self.record_filling_success(settings, rate, generation, stripes);
+                    }
+                    None => {
+                        // The rate rule was removed by a reconfiguration while the window
+                        // filled: nothing is filling any more. Move on, then count this success.
+                        let next = self.filled(settings, word, generation, stripes);
+                        let _ = self.word.compare_exchange(
+                            word.0,
+                            next.0,
+                            Ordering::AcqRel,
+                            Ordering::Relaxed,
+                        );
+                    }
+                },
             }
-            Mode::Filling => self.record_filling_success(generation, stripes),
         }
     }
 
     /// The window word, cleared first if `generation` is current and the window still belongs
     /// to an earlier one; `None` if `generation` is not current.
-    fn word_for(&self, generation: u32, is_current: &impl Fn() -> bool) -> Option<WindowWord> {
+    fn word_for(
+        &self,
+        settings: &Settings,
+        generation: u32,
+        is_current: &impl Fn() -> bool,
+    ) -> Option<WindowWord> {
         let tag = generation_tag(generation);
         loop {
             let word = WindowWord(self.word.load(Ordering::Acquire));
@@ -232,7 +243,7 @@ impl Window {
             if !is_current() {
                 return None;
             }
-            self.begin(generation);
+            self.begin(settings, generation);
         }
     }
 
@@ -251,8 +262,14 @@ impl Window {
 
     /// Counts a success that ages the window's failures, and every so often checks whether
     /// they are all forgotten.
-    fn count_aging_success(&self, generation: u32, stripes: &Stripes, local: LocalStripe<'_>) {
-        match local {
+    fn count_aging_success(
+        &self,
+        settings: &Settings,
+        generation: u32,
+        stripes: &Stripes,
+        local: LocalStripe<'_>,
+    ) {
+        let (stripe, count) = match local {
             LocalStripe::Owned(stripe) => {
                 let (g, count) = stripe_count(stripe.window_successes.load(Ordering::Relaxed));
                 let count = if g == generation {
@@ -267,20 +284,16 @@ impl Window {
                 stripe
                     .window_successes
                     .store(pack_stripe_count(generation, count), Ordering::Relaxed);
-                let recheck_at = stripe.recheck_at.load(Ordering::Relaxed) as u32;
-                if count.wrapping_sub(recheck_at) as i32 >= 0 {
-                    self.forget_if_aged(generation, stripes, stripe, count);
-                }
+                (stripe, count)
             }
-            LocalStripe::Shared(stripe) => {
-                if let Some(count) = Self::add_shared_success(stripe, generation) {
-                    let count = count.wrapping_add(1);
-                    let recheck_at = stripe.recheck_at.load(Ordering::Relaxed) as u32;
-                    if count.wrapping_sub(recheck_at) as i32 >= 0 {
-                        self.forget_if_aged(generation, stripes, stripe, count);
-                    }
-                }
-            }
+            LocalStripe::Shared(stripe) => match Self::add_shared_success(stripe, generation) {
+                Some(before) => (stripe, before.wrapping_add(1)),
+                None => return,
+            },
+        };
+        let recheck_at = stripe.recheck_at.load(Ordering::Relaxed) as u32;
+        if count.wrapping_sub(recheck_at) as i32 >= 0 {
+            self.forget_if_aged(settings, generation, stripes, stripe, count);
         }
     }
 
@@ -314,12 +327,14 @@ impl Window {
     /// tells the stripe when to look again.
     fn forget_if_aged(
         &self,
+        settings: &Settings,
         generation: u32,
         stripes: &Stripes,
         stripe: &Stripe,
         stripe_count: u32,
     ) {
         let tag = generation_tag(generation);
+        let forget_after = settings.successes_to_forget_failures();
         loop {
             // The word first, then the count: point 3 above.
             let raw = self.word.load(Ordering::Acquire);
@@ -330,10 +345,10 @@ impl Window {
             let since = self
                 .successes(generation, stripes)
                 .wrapping_sub(word.successes_before_newest());
-            if since < self.rules.forget_after {
+            if since < forget_after {
                 // Even if every coming success were this stripe's, the failure stays in view
                 // for this many more of them.
-                let wait = self.rules.forget_after - since;
+                let wait = forget_after - since;
                 stripe.recheck_at.store(
                     u64::from(stripe_count.wrapping_add(wait)),
                     Ordering::Relaxed,
@@ -353,10 +368,13 @@ impl Window {
 
     /// A success while the window fills: its position is exact, and if it completes the
     /// minimum number of calls it may trip the breaker.
-    fn record_filling_success(&self, generation: u32, stripes: &Stripes) -> Judgement {
-        let Some(rate) = self.rules.rate else {
-            return Judgement::Keep;
-        };
+    fn record_filling_success(
+        &self,
+        settings: &Settings,
+        rate: FailureRate,
+        generation: u32,
+        stripes: &Stripes,
+    ) -> Judgement {
         let tag = generation_tag(generation);
         let Some(number) = Self::add_shared_success(stripes.shared(), generation) else {
             return Judgement::Stale;
@@ -378,7 +396,7 @@ impl Window {
                 .wrapping_add(u32::from(word.failures()));
             let fills = outcomes >= rate.window;
             let next = if fills {
-                self.filled(word, generation, stripes)
+                self.filled(settings, word, generation, stripes)
             } else {
                 word.with_tick()
             };
@@ -399,12 +417,18 @@ impl Window {
 
     /// The word for a window that has just filled: clean if it holds no failure a rule can
     /// see, dirty otherwise.
-    fn filled(&self, word: WindowWord, generation: u32, stripes: &Stripes) -> WindowWord {
+    fn filled(
+        &self,
+        settings: &Settings,
+        word: WindowWord,
+        generation: u32,
+        stripes: &Stripes,
+    ) -> WindowWord {
         let aged = !word.remembers_newest_failure()
             || self
                 .successes(generation, stripes)
                 .wrapping_sub(word.successes_before_newest())
-                >= self.rules.forget_after;
+                >= settings.successes_to_forget_failures();
         word.with_mode(if aged { Mode::Clean } else { Mode::Dirty })
     }
 
@@ -465,6 +489,7 @@ impl Window {
     /// Records a failure of closed `generation` and judges it.
     pub(crate) fn record_failure(
         &self,
+        settings: &Settings,
         generation: u32,
         stripes: &Stripes,
         is_current: impl Fn() -> bool,
@@ -472,7 +497,7 @@ impl Window {
         let tag = generation_tag(generation);
         let backoff = Backoff::new();
         loop {
-            let Some(word) = self.word_for(generation, &is_current) else {
+            let Some(word) = self.word_for(settings, generation, &is_current) else {
                 return Judgement::Stale;
             };
             let raw = word.0;
@@ -500,7 +525,7 @@ impl Window {
             let number = word.failures();
             let filling = word.mode() == Mode::Filling;
             let outcomes = successes.wrapping_add(u32::from(number)).wrapping_add(1);
-            let mode = match self.rules.rate {
+            let mode = match settings.failure_rate {
                 Some(rate) if filling && outcomes < rate.window => Mode::Filling,
                 _ => Mode::Dirty,
             };
@@ -513,11 +538,17 @@ impl Window {
                 backoff.spin();
                 continue;
             }
-            let judged =
-                self.judge_failure(tag, word, number, successes, filling.then_some(outcomes));
+            let judged = self.judge_failure(
+                settings,
+                tag,
+                word,
+                number,
+                successes,
+                filling.then_some(outcomes),
+            );
             if judged == Judgement::Keep && filling && mode == Mode::Dirty {
                 // This failure filled the window; the judgement at the minimum is ours to make.
-                if let Some(rate) = self.rules.rate {
+                if let Some(rate) = settings.failure_rate {
                     return self.judge_minimum_calls(tag, next, rate);
                 }
             }
@@ -530,13 +561,14 @@ impl Window {
     /// if the window was still filling (once full, at least the window's size).
     fn judge_failure(
         &self,
+        settings: &Settings,
         tag: u32,
         before: WindowWord,
         number: u16,
         successes: u32,
         outcomes: Option<u32>,
     ) -> Judgement {
-        if let Some(run) = self.rules.consecutive {
+        if let Some(run) = settings.consecutive_failures {
             if self.run_reaches(tag, before, number, successes, run) {
                 return Judgement::Trip(TripCause {
                     rule: TripRule::ConsecutiveFailures,
@@ -545,7 +577,7 @@ impl Window {
                 });
             }
         }
-        let Some(rate) = self.rules.rate else {
+        let Some(rate) = settings.failure_rate else {
             return Judgement::Keep;
         };
         match outcomes {
@@ -562,7 +594,7 @@ impl Window {
                 Judgement::Keep
             }
             _ => {
-                let needed = self.rules.failures_to_trip_full;
+                let needed = settings.failures_to_trip_full;
                 let failures =
                     self.failures_in_view(tag, before, number, successes, rate.window, needed);
                 if failures >= needed {
@@ -642,16 +674,22 @@ impl Window {
     }
 
     /// What the window holds now.
-    pub(crate) fn snapshot(&self, generation: u32, stripes: &Stripes) -> WindowSnapshot {
+    pub(crate) fn snapshot(
+        &self,
+        settings: &Settings,
+        generation: u32,
+        stripes: &Stripes,
+    ) -> WindowSnapshot {
         let word = WindowWord(self.word.load(Ordering::Acquire));
         let tag = generation_tag(generation);
-        let full = self.rules.rate.map_or(0, |rate| rate.window);
+        let full = settings.failure_rate.map_or(0, |rate| rate.window);
         if word.tag() != tag {
             return WindowSnapshot::default();
         }
+        let successes = self.successes(generation, stripes);
         if !word.remembers_newest_failure() {
             let calls = match word.mode() {
-                Mode::Filling => self.successes(generation, stripes).min(full),
+                Mode::Filling => successes.min(full),
                 _ => full,
             };
             return WindowSnapshot {
@@ -660,20 +698,18 @@ impl Window {
                 consecutive_failures: 0,
             };
         }
-        let successes = self.successes(generation, stripes);
         let recorded = u32::from(word.failures());
         let calls = match word.mode() {
             Mode::Filling => successes.wrapping_add(recorded).min(full),
             _ => full,
         };
-        // Walk back from the newest failure; `next_position` is where the next outcome goes.
-        let next_position =
-            |earlier: u32, back: u32| successes.wrapping_sub(earlier).wrapping_add(back);
+        // Walk back from the newest failure. For the failure `back` places before it, the
+        // outcomes recorded since (itself included) are its distance from the next position.
+        let distance =
+            |earlier: u32, back: u32| successes.wrapping_sub(earlier).wrapping_add(back + 1);
         let newest = recorded.wrapping_sub(1) as u16;
-        let mut failures = 0;
-        let mut consecutive = 0;
-        let mut counting_run = true;
-        for back in 0..recorded.max(full).min(u32::from(u16::MAX)) {
+        let (mut failures, mut consecutive, mut in_run) = (0, 0, true);
+        for back in 0..u32::from(u16::MAX) {
             let earlier = if back == 0 {
                 Some(word.successes_before_newest())
             } else {
@@ -681,15 +717,11 @@ impl Window {
                     .successes_before(tag, newest.wrapping_sub(back as u16))
             };
             let Some(earlier) = earlier else { break };
-            let in_view = next_position(earlier, back + 1) <= calls;
-            counting_run &= earlier == successes;
-            if in_view {
-                failures += 1;
-            }
-            if counting_run {
-                consecutive += 1;
-            }
-            if !in_view && !counting_run {
+            let in_view = distance(earlier, back) <= calls;
+            in_run &= earlier == successes;
+            failures += u32::from(in_view);
+            consecutive += u32::from(in_run);
+            if !in_view && !in_run {
                 break;
             }
         }

@@ -38,6 +38,10 @@ impl FailureRing {
         }
     }
 
+    pub(super) fn capacity(&self) -> usize {
+        self.slots.len()
+    }
+
     pub(super) fn heap_bytes(&self) -> usize {
         std::mem::size_of_val(&*self.slots)
     }

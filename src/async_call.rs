@@ -1,0 +1,59 @@
+//! Calling through the breaker from async code, with no runtime dependency.
+
+use std::future::Future;
+
+use crate::breaker::Breaker;
+use crate::call::{CallError, every_error_fails};
+use crate::clock::Clock;
+use crate::permit::Outcome;
+
+impl<C: Clock> Breaker<C> {
+    /// Awaits `future` if the breaker lets the call through, and records its result: `Ok` as a
+    /// success, `Err` as a failure.
+    ///
+    /// The permit is held across the `.await`. If the returned future is dropped before
+    /// `future` completes (a timeout, a cancelled request), the permit is dropped with it and
+    /// gives its admission back, so a cancelled probe never leaves the breaker half-open for
+    /// good. A panic while polling `future` counts as a failure.
+    ///
+    /// # Errors
+    ///
+    /// [`CallError::Rejected`] if the breaker did not let the call through (`future` is dropped
+    /// without being polled), [`CallError::Failed`] with `future`'s error otherwise.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # async fn fetch() -> Result<&'static str, std::io::Error> { Ok("reply") }
+    /// # async fn example() {
+    /// let breaker = hotbreaker::Breaker::builder().build().unwrap();
+    /// let reply = breaker.call_async(fetch()).await;
+    /// # }
+    /// ```
+    pub async fn call_async<T, E, F>(&self, future: F) -> Result<T, CallError<E>>
+    where
+        F: Future<Output = Result<T, E>>,
+    {
+        self.call_async_with(every_error_fails, future).await
+    }
+
+    /// Like [`call_async`](Breaker::call_async), with `classify` deciding how the result
+    /// counts (see [`call_with`](Breaker::call_with)).
+    ///
+    /// # Errors
+    ///
+    /// As for [`call_async`](Breaker::call_async).
+    pub async fn call_async_with<T, E, F>(
+        &self,
+        classify: impl FnOnce(&Result<T, E>) -> Outcome,
+        future: F,
+    ) -> Result<T, CallError<E>>
+    where
+        F: Future<Output = Result<T, E>>,
+    {
+        let permit = self.try_acquire().map_err(CallError::Rejected)?;
+        let result = future.await;
+        permit.record(classify(&result));
+        result.map_err(CallError::Failed)
+    }
+}

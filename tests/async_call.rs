@@ -1,0 +1,70 @@
+//! Async calls under tokio: a future dropped mid-call gives its permit back.
+
+use std::future::pending;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hotbreaker::{Breaker, CallError, ManualClock, State};
+
+fn tripped_breaker() -> (Arc<Breaker<ManualClock>>, ManualClock) {
+    let clock = ManualClock::new();
+    let breaker = Breaker::builder()
+        .consecutive_failures(1)
+        .open_duration(Duration::from_secs(1))
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    breaker.try_acquire().unwrap().failure();
+    clock.advance(Duration::from_secs(1));
+    (Arc::new(breaker), clock)
+}
+
+#[tokio::test]
+async fn results_are_recorded() {
+    let breaker = Breaker::builder().consecutive_failures(2).build().unwrap();
+    assert_eq!(breaker.call_async(async { Ok::<_, ()>(7) }).await, Ok(7));
+    assert_eq!(
+        breaker.call_async(async { Err::<(), _>("down") }).await,
+        Err(CallError::Failed("down"))
+    );
+    let _ = breaker.call_async(async { Err::<(), _>("down") }).await;
+    assert!(
+        breaker
+            .call_async(async { Ok::<_, ()>(()) })
+            .await
+            .unwrap_err()
+            .is_rejected()
+    );
+}
+
+#[tokio::test]
+async fn a_cancelled_probe_does_not_leave_the_breaker_stuck() {
+    let (breaker, _clock) = tripped_breaker();
+    // The probe's call hangs and its caller gives up.
+    let hung = breaker.call_async(pending::<Result<(), ()>>());
+    assert!(
+        tokio::time::timeout(Duration::from_millis(5), hung)
+            .await
+            .is_err()
+    );
+    assert_eq!(breaker.metrics().released, 1);
+    // The next caller probes, and closes the breaker.
+    assert_eq!(breaker.call_async(async { Ok::<_, ()>(()) }).await, Ok(()));
+    assert_eq!(breaker.state(), State::Closed);
+}
+
+#[tokio::test]
+async fn owned_permits_move_into_spawned_tasks() {
+    let (breaker, _clock) = tripped_breaker();
+    let permit = breaker.try_acquire_owned().unwrap();
+    assert!(permit.is_probe());
+    let task = tokio::spawn(async move {
+        pending::<()>().await;
+        permit.success();
+    });
+    task.abort();
+    assert!(task.await.unwrap_err().is_cancelled());
+    // The aborted task dropped the permit: the probe place is free again.
+    breaker.try_acquire_owned().unwrap().success();
+    assert_eq!(breaker.state(), State::Closed);
+}

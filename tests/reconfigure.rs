@@ -1,0 +1,174 @@
+//! Live reconfiguration: new settings apply without losing the state or the window; settings
+//! that cannot apply are refused and change nothing.
+
+use std::time::Duration;
+
+use hotbreaker::{Breaker, Config, FailureRateConfig, ManualClock, State};
+
+fn rate(threshold: f64, window: usize) -> Option<FailureRateConfig> {
+    Some(FailureRateConfig {
+        threshold,
+        window,
+        minimum_calls: None,
+    })
+}
+
+fn record(breaker: &Breaker<ManualClock>, outcomes: &str) {
+    for c in outcomes.chars() {
+        let permit = breaker.try_acquire().expect("closed");
+        if c == 'f' {
+            permit.failure()
+        } else {
+            permit.success()
+        }
+    }
+}
+
+#[test]
+fn a_lower_threshold_judges_the_failures_already_held() {
+    let clock = ManualClock::new();
+    let breaker = Breaker::builder()
+        .failure_rate(0.5, 10)
+        .clock(clock)
+        .build()
+        .unwrap();
+    record(&breaker, "ssssssssff"); // 2 of 10: below 0.5
+    assert_eq!(breaker.metrics().window_failures, 2);
+    let config = Config {
+        failure_rate: rate(0.3, 10),
+        ..breaker.config()
+    };
+    breaker.reconfigure(config).unwrap();
+    assert_eq!(breaker.config(), config);
+    assert_eq!(breaker.metrics().window_failures, 2, "the window was kept");
+    record(&breaker, "f"); // 3 of the last 10
+    assert_eq!(breaker.state(), State::Open);
+}
+
+#[test]
+fn the_state_survives_and_new_durations_apply_to_the_next_opening() {
+    let clock = ManualClock::new();
+    let breaker = Breaker::builder()
+        .consecutive_failures(1)
+        .open_duration(Duration::from_secs(10))
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    record(&breaker, "f");
+    breaker
+        .reconfigure(Config {
+            open_duration: Duration::from_secs(1),
+            ..breaker.config()
+        })
+        .unwrap();
+    assert_eq!(breaker.state(), State::Open);
+    clock.advance(Duration::from_secs(1));
+    assert!(
+        breaker.try_acquire().is_err(),
+        "the current opening keeps its 10 s"
+    );
+    clock.advance(Duration::from_secs(9));
+    breaker.try_acquire().unwrap().failure(); // failed probe: a new opening, with 1 s
+    clock.advance(Duration::from_secs(1));
+    assert!(breaker.try_acquire().unwrap().is_probe());
+}
+
+#[test]
+fn refused_configurations_change_nothing() {
+    let breaker = Breaker::builder()
+        .failure_rate(0.5, 20)
+        .stripes(4)
+        .build()
+        .unwrap();
+    let before = breaker.config();
+    let cases = [
+        (
+            Config {
+                failure_rate: rate(2.0, 20),
+                ..before
+            },
+            "failure_rate.threshold",
+        ),
+        (
+            Config {
+                failure_rate: rate(0.5, 64),
+                ..before
+            },
+            "failure_rate.window",
+        ),
+        (
+            Config {
+                consecutive_failures: Some(100),
+                ..before
+            },
+            "consecutive_failures",
+        ),
+        (
+            Config {
+                stripes: Some(8),
+                ..before
+            },
+            "stripes",
+        ),
+        (
+            Config {
+                half_open_probes: 0,
+                ..before
+            },
+            "half_open_probes",
+        ),
+    ];
+    for (config, field) in cases {
+        let err = breaker.reconfigure(config).expect_err(field);
+        assert_eq!(err.field(), field, "{err}");
+        assert_eq!(breaker.config(), before);
+    }
+    // The ring was sized to the next power of two (32): growing within it is fine.
+    breaker
+        .reconfigure(Config {
+            failure_rate: rate(0.5, 32),
+            ..before
+        })
+        .unwrap();
+}
+
+#[test]
+fn reconfiguring_under_load_keeps_every_count() {
+    let breaker = Breaker::builder()
+        .failure_rate(0.5, 64)
+        .open_duration(Duration::from_micros(20))
+        .build()
+        .unwrap();
+    let configs = [rate(0.2, 16), rate(0.9, 64), None, rate(0.5, 8)];
+    let granted = std::sync::atomic::AtomicU64::new(0);
+    std::thread::scope(|scope| {
+        for t in 0..3 {
+            let (breaker, granted) = (&breaker, &granted);
+            scope.spawn(move || {
+                for i in 0..30_000usize {
+                    if let Ok(permit) = breaker.try_acquire() {
+                        granted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        if (i + t) % 7 == 0 {
+                            permit.failure()
+                        } else {
+                            permit.success()
+                        }
+                    }
+                }
+            });
+        }
+        scope.spawn(|| {
+            for i in 0..2_000 {
+                let failure_rate = configs[i % configs.len()];
+                let consecutive_failures = failure_rate.is_none().then_some(3);
+                let config = Config {
+                    failure_rate,
+                    consecutive_failures,
+                    ..breaker.config()
+                };
+                breaker.reconfigure(config).unwrap();
+            }
+        });
+    });
+    assert_eq!(breaker.metrics().permitted(), granted.into_inner());
+}
