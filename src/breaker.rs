@@ -14,6 +14,7 @@ use crate::permit::{Outcome, OwnedPermit, Permit, PermitKind, Rejected};
 use crate::state::{State, StateWord};
 use crate::stripes::{Counter, Stripes};
 use crate::sync::{AtomicU64, Backoff, CachePadded, Ordering, Swappable};
+use crate::wait::Waiters;
 use crate::window::{Judgement, TripCause, Window};
 
 /// A lock-free circuit breaker.
@@ -48,6 +49,7 @@ pub struct Breaker<C: Clock = QuantaClock> {
 struct Control {
     state: AtomicU64,
     deadline: OpenDeadline,
+    waiters: Waiters,
 }
 
 #[derive(Default)]
@@ -85,6 +87,7 @@ impl<C: Clock> Breaker<C> {
             control: CachePadded::new(Control {
                 state: AtomicU64::new(initial.0),
                 deadline: OpenDeadline::new(),
+                waiters: Waiters::new(),
             }),
             window: Window::new(&settings, initial.generation()),
             stripes: Stripes::new(settings.stripes),
@@ -110,6 +113,27 @@ impl<C: Clock> Breaker<C> {
             return Ok(Permit::new(self, word.generation(), PermitKind::Closed));
         }
         self.acquire_unless_closed(word)
+            .map_err(|rejected| self.count_rejection(rejected))
+    }
+
+    /// [`try_acquire`](Breaker::try_acquire) without counting a rejection: for callers that
+    /// wait and try again, and count only the rejection they give up on.
+    pub(crate) fn acquire_uncounted(&self) -> Result<Permit<'_, C>, Rejected> {
+        let word = StateWord(self.control.state.load(Ordering::Acquire));
+        if word.is_closed() {
+            return Ok(Permit::new(self, word.generation(), PermitKind::Closed));
+        }
+        self.acquire_unless_closed(word)
+    }
+
+    #[inline]
+    pub(crate) fn count_rejection(&self, rejected: Rejected) -> Rejected {
+        self.stripes.bump(Counter::Rejected);
+        rejected
+    }
+
+    pub(crate) fn waiters(&self) -> &Waiters {
+        &self.control.waiters
     }
 
     /// Like [`try_acquire`](Breaker::try_acquire), for a breaker in an [`Arc`]: the permit
@@ -179,7 +203,6 @@ impl<C: Clock> Breaker<C> {
 
     #[inline]
     fn reject(&self, state: State, retry_after: Option<Duration>) -> Rejected {
-        self.stripes.bump(Counter::Rejected);
         Rejected::new(state, retry_after)
     }
 
@@ -322,6 +345,8 @@ impl<C: Clock> Breaker<C> {
                         self.window.begin(&settings, next.generation());
                         self.transitions.closings.fetch_add(1, Ordering::Relaxed);
                         self.announce(word, next, Trigger::ProbesSucceeded { successes }, None);
+                    } else {
+                        self.waiters().notify(); // a probe place is free
                     }
                     return;
                 }
@@ -344,7 +369,10 @@ impl<C: Clock> Breaker<C> {
                 Ordering::AcqRel,
                 Ordering::Acquire,
             ) {
-                Ok(_) => return,
+                Ok(_) => {
+                    self.waiters().notify(); // a probe place is free
+                    return;
+                }
                 Err(seen) => word = StateWord(seen),
             }
             backoff.spin();
@@ -393,7 +421,8 @@ impl<C: Clock> Breaker<C> {
         }
     }
 
-    /// Tells the listeners; runs after the transition's CAS, outside every loop.
+    /// Wakes waiters and tells the listeners; runs after the transition's CAS, outside every
+    /// loop.
     fn announce(
         &self,
         from: StateWord,
@@ -401,6 +430,7 @@ impl<C: Clock> Breaker<C> {
         trigger: Trigger,
         open_for: Option<Duration>,
     ) {
+        self.waiters().notify();
         if self.listeners.is_empty() {
             return;
         }

@@ -1,6 +1,6 @@
 #![doc = include_str!("../README.md")]
 #![warn(missing_docs, rust_2018_idioms, unreachable_pub)]
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 
 mod async_call;
 mod breaker;
@@ -17,6 +17,7 @@ mod stripes;
 mod sync;
 #[cfg(feature = "testing")]
 pub mod testing;
+mod wait;
 mod window;
 
 pub use breaker::Breaker;

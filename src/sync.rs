@@ -7,12 +7,12 @@
 #[cfg(not(loom))]
 pub(crate) use std::sync::Arc;
 #[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{AtomicU64, Ordering};
+pub(crate) use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 #[cfg(loom)]
 pub(crate) use loom::sync::Arc;
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{AtomicU64, Ordering};
+pub(crate) use loom::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 pub(crate) use crossbeam_utils::CachePadded;
 
@@ -40,6 +40,57 @@ impl Backoff {
         loom::thread::yield_now();
     }
 }
+
+/// Blocks while `word` holds `seen`, for at most `timeout`. May return early for any reason
+/// (a wake, a signal, a spurious return); callers re-check what they wait for.
+///
+/// On Linux this is a futex wait with a timeout: `atomic-wait` has no timed wait, and a caller
+/// who waits for a probe's verdict must still return by its deadline if the probe never ends.
+#[cfg(all(not(loom), any(target_os = "linux", target_os = "android")))]
+#[allow(unsafe_code)]
+pub(crate) fn wait_while_equal(word: &AtomicU32, seen: u32, timeout: std::time::Duration) {
+    let timeout = libc::timespec {
+        tv_sec: libc::time_t::try_from(timeout.as_secs()).unwrap_or(libc::time_t::MAX),
+        // Below 10^9: fits a `c_long` of any width.
+        tv_nsec: timeout.subsec_nanos() as libc::c_long,
+    };
+    // SAFETY: FUTEX_WAIT only reads the 32-bit value at `word`, a live `AtomicU32` borrowed for
+    // the whole call, compares it with `seen` atomically in the kernel and sleeps at most
+    // `timeout` (a valid timespec on this stack frame). Every return value (woken, EAGAIN,
+    // EINTR, ETIMEDOUT) is acceptable: the caller re-checks.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word as *const AtomicU32,
+            libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
+            seen,
+            &timeout as *const libc::timespec,
+        );
+    }
+}
+
+/// Elsewhere `atomic-wait` cannot bound the wait, so waiting polls in short sleeps.
+#[cfg(all(not(loom), not(any(target_os = "linux", target_os = "android"))))]
+pub(crate) fn wait_while_equal(word: &AtomicU32, seen: u32, timeout: std::time::Duration) {
+    if word.load(Ordering::Acquire) == seen {
+        std::thread::sleep(timeout.min(std::time::Duration::from_millis(1)));
+    }
+}
+
+/// Under loom a wait is a spurious return: the caller loops, and loom schedules the waker.
+#[cfg(loom)]
+pub(crate) fn wait_while_equal(_word: &AtomicU32, _seen: u32, _timeout: std::time::Duration) {
+    loom::thread::yield_now();
+}
+
+/// Wakes every thread blocked in [`wait_while_equal`] on `word`.
+#[cfg(not(loom))]
+pub(crate) fn wake_all(word: &AtomicU32) {
+    atomic_wait::wake_all(word);
+}
+
+#[cfg(loom)]
+pub(crate) fn wake_all(_word: &AtomicU32) {}
 
 /// Declares thread-locals through loom under `cfg(loom)` and through std otherwise.
 ///

@@ -1,0 +1,268 @@
+//! Waiting for a permit instead of failing fast.
+//!
+//! A caller who would rather wait than be rejected (a batch job, a startup probe) blocks until
+//! the breaker admits it or its own deadline passes. The breaker keeps a 32-bit *events* word
+//! beside its state word, bumped after every transition and every probe that ends; waiters
+//! sleep on it (a futex) and re-check when it changes. While open, nothing but time changes the
+//! answer, so a waiter also wakes when the open period ends.
+//!
+//! # Lost wakeups
+//!
+//! A waiter registers (adds one to `blocked`), loads `events`, then tries to acquire, then
+//! sleeps only while `events` still holds what it loaded (the kernel compares atomically). A
+//! notifier changes the state, then adds one to `events`, then wakes sleepers if `blocked` is
+//! not zero. All four accesses to `blocked` and `events` are `SeqCst`, so in their single total
+//! order either the notifier's bump comes after the waiter's load (the futex sees a new value
+//! and does not sleep) or the waiter's registration comes after the notifier's read of
+//! `blocked`, in which case the waiter's load of `events` comes after the bump too, and its
+//! acquire attempt sees the new state (the bump follows the state change, the load is an
+//! acquire). Skipping the wake syscall when nobody waits keeps transitions cheap.
+
+use std::time::{Duration, Instant};
+
+use crate::breaker::Breaker;
+use crate::clock::Clock;
+use crate::permit::{Permit, Rejected};
+use crate::sync::{AtomicU32, Ordering, wait_while_equal, wake_all};
+
+/// What waiters sleep on.
+pub(crate) struct Waiters {
+    events: AtomicU32,
+    /// Threads blocked in `acquire_timeout`.
+    blocked: AtomicU32,
+    #[cfg(all(feature = "tokio", not(loom)))]
+    tasks: async_wait::TaskSlots,
+}
+
+impl Waiters {
+    pub(crate) fn new() -> Self {
+        Waiters {
+            events: AtomicU32::new(0),
+            blocked: AtomicU32::new(0),
+            #[cfg(all(feature = "tokio", not(loom)))]
+            tasks: async_wait::TaskSlots::new(),
+        }
+    }
+
+    /// Called after anything that may let a waiter in: a transition, or a probe that ended.
+    pub(crate) fn notify(&self) {
+        self.events.fetch_add(1, Ordering::SeqCst);
+        if self.blocked.load(Ordering::SeqCst) != 0 {
+            wake_all(&self.events);
+        }
+        #[cfg(all(feature = "tokio", not(loom)))]
+        self.tasks.wake_all();
+    }
+
+    fn events(&self) -> u32 {
+        self.events.load(Ordering::SeqCst)
+    }
+}
+
+/// Takes one registration in `blocked` for as long as it lives.
+struct Blocked<'a>(&'a AtomicU32);
+
+impl<'a> Blocked<'a> {
+    fn register(blocked: &'a AtomicU32) -> Self {
+        blocked.fetch_add(1, Ordering::SeqCst);
+        Blocked(blocked)
+    }
+}
+
+impl Drop for Blocked<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Release);
+    }
+}
+
+impl<C: Clock> Breaker<C> {
+    /// Waits up to `timeout` for a permit: while the breaker is open, until the open period
+    /// ends (then this call may become the probe); while half-open with all probes out, until
+    /// a probe's verdict frees a place or closes the breaker; while forced open, until it is
+    /// reset. Blocks the thread (a futex wait on Linux, short sleeps elsewhere); returns as
+    /// soon as it is admitted, and by its deadline otherwise.
+    ///
+    /// The deadline is measured on the system's monotonic clock, the open period on the
+    /// breaker's clock.
+    ///
+    /// # Errors
+    ///
+    /// The last [`Rejected`] when `timeout` passes without admission. Only that final
+    /// rejection is counted in the metrics.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use hotbreaker::Breaker;
+    /// use std::time::Duration;
+    ///
+    /// let breaker = Breaker::builder()
+    ///     .consecutive_failures(1)
+    ///     .open_duration(Duration::from_millis(20))
+    ///     .build()
+    ///     .unwrap();
+    /// breaker.try_acquire().unwrap().failure();
+    /// // Rather than fail now, wait out the open period and probe.
+    /// let probe = breaker.acquire_timeout(Duration::from_secs(5)).unwrap();
+    /// assert!(probe.is_probe());
+    /// probe.success();
+    /// ```
+    pub fn acquire_timeout(&self, timeout: Duration) -> Result<Permit<'_, C>, Rejected> {
+        let started = Instant::now();
+        let waiters = self.waiters();
+        let _registered = Blocked::register(&waiters.blocked);
+        loop {
+            let seen = waiters.events();
+            let rejected = match self.acquire_uncounted() {
+                Ok(permit) => return Ok(permit),
+                Err(rejected) => rejected,
+            };
+            let waited = started.elapsed();
+            if waited >= timeout {
+                return Err(self.count_rejection(rejected));
+            }
+            let mut sleep = timeout - waited;
+            if let Some(open_for) = rejected.retry_after() {
+                sleep = sleep.min(open_for);
+            }
+            wait_while_equal(&waiters.events, seen, sleep);
+        }
+    }
+}
+
+#[cfg(all(feature = "tokio", not(loom)))]
+mod async_wait {
+    use std::future::poll_fn;
+    use std::pin::pin;
+    use std::sync::atomic::{AtomicU8, Ordering};
+    use std::task::Poll;
+    use std::time::Duration;
+
+    use atomic_waker::AtomicWaker;
+
+    use crate::breaker::Breaker;
+    use crate::clock::Clock;
+    use crate::permit::{Permit, Rejected};
+
+    const SLOTS: usize = 8;
+    /// How often a task re-checks when all slots are taken and nothing can wake it.
+    const POLL_WITHOUT_SLOT: Duration = Duration::from_millis(1);
+
+    /// Places where waiting tasks leave their wakers: a fixed array, so that neither
+    /// waiting nor waking allocates or locks.
+    pub(crate) struct TaskSlots {
+        taken: AtomicU8,
+        wakers: [AtomicWaker; SLOTS],
+    }
+
+    impl TaskSlots {
+        pub(crate) fn new() -> Self {
+            TaskSlots {
+                taken: AtomicU8::new(0),
+                wakers: std::array::from_fn(|_| AtomicWaker::new()),
+            }
+        }
+
+        /// Wakes every task that holds a slot. `SeqCst` pairs with the claim, as `blocked` does
+        /// for threads (see the module documentation).
+        pub(crate) fn wake_all(&self) {
+            let mut taken = self.taken.load(Ordering::SeqCst);
+            while taken != 0 {
+                let slot = taken.trailing_zeros() as usize;
+                self.wakers[slot].wake();
+                taken &= taken - 1;
+            }
+        }
+
+        fn claim(&self) -> Option<Slot<'_>> {
+            let mut taken = self.taken.load(Ordering::Relaxed);
+            while taken != u8::MAX {
+                let bit = (!taken).trailing_zeros();
+                match self.taken.compare_exchange_weak(
+                    taken,
+                    taken | 1 << bit,
+                    Ordering::SeqCst,
+                    Ordering::Relaxed,
+                ) {
+                    Ok(_) => {
+                        return Some(Slot {
+                            slots: self,
+                            index: bit as usize,
+                        });
+                    }
+                    Err(seen) => taken = seen,
+                }
+            }
+            None
+        }
+    }
+
+    /// A claimed slot, given back when the waiting task finishes or is dropped.
+    struct Slot<'a> {
+        slots: &'a TaskSlots,
+        index: usize,
+    }
+
+    impl Drop for Slot<'_> {
+        fn drop(&mut self) {
+            self.slots.wakers[self.index].take();
+            self.slots
+                .taken
+                .fetch_and(!(1 << self.index), Ordering::Release);
+        }
+    }
+
+    impl<C: Clock> Breaker<C> {
+        /// The async twin of [`acquire_timeout`](Breaker::acquire_timeout), on tokio's timer:
+        /// the task sleeps until the open period ends or a probe's verdict wakes it, and never
+        /// past `timeout`. Dropping the future gives up waiting and leaves nothing behind.
+        ///
+        /// # Errors
+        ///
+        /// The last [`Rejected`] when `timeout` passes without admission.
+        ///
+        /// # Panics
+        ///
+        /// If called outside a tokio runtime with the time driver enabled, as tokio's timer does.
+        #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
+        pub async fn acquire_timeout_async(
+            &self,
+            timeout: Duration,
+        ) -> Result<Permit<'_, C>, Rejected> {
+            let deadline = tokio::time::Instant::now() + timeout;
+            let waiters = self.waiters();
+            let slot = waiters.tasks.claim();
+            loop {
+                let seen = waiters.events();
+                let rejected = match self.acquire_uncounted() {
+                    Ok(permit) => return Ok(permit),
+                    Err(rejected) => rejected,
+                };
+                let now = tokio::time::Instant::now();
+                if now >= deadline {
+                    return Err(self.count_rejection(rejected));
+                }
+                let mut wake_at = deadline;
+                if let Some(open_for) = rejected.retry_after() {
+                    wake_at = wake_at.min(now + open_for);
+                }
+                if slot.is_none() {
+                    wake_at = wake_at.min(now + POLL_WITHOUT_SLOT);
+                }
+                let mut sleep = pin!(tokio::time::sleep_until(wake_at));
+                poll_fn(|cx| {
+                    if let Some(slot) = &slot {
+                        // Register first, then look: a notify after the look wakes us.
+                        waiters.tasks.wakers[slot.index].register(cx.waker());
+                    }
+                    if waiters.events() != seen || sleep.as_mut().poll(cx).is_ready() {
+                        Poll::Ready(())
+                    } else {
+                        Poll::Pending
+                    }
+                })
+                .await;
+            }
+        }
+    }
+}

@@ -1,0 +1,178 @@
+//! Waiting for a permit: woken by a probe's verdict, by the end of the open period, by a reset;
+//! giving up at the deadline. Sequencing uses channels; nothing asserts how long anything took.
+
+use std::sync::{Arc, mpsc};
+use std::time::Duration;
+
+use hotbreaker::{Breaker, ManualClock, State};
+
+/// How long waiters are willing to wait: far longer than any test run, so a waiter that is
+/// admitted was woken, not timed out.
+const LONG: Duration = Duration::from_secs(3600);
+/// How long the test waits for a woken waiter before declaring the wake lost. A guard against
+/// hanging, not a measurement.
+const GUARD: Duration = Duration::from_secs(20);
+
+fn half_open_with_probe_out() -> Breaker<ManualClock> {
+    let clock = ManualClock::new();
+    let breaker = Breaker::builder()
+        .consecutive_failures(1)
+        .open_duration(Duration::from_secs(1))
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    breaker.try_acquire().unwrap().failure();
+    clock.advance(Duration::from_secs(1));
+    breaker
+}
+
+/// Runs `wait` on its own thread (not joined if it never returns) and hands back a receiver
+/// for its result, once it has started.
+fn waiter<T: Send + 'static>(wait: impl FnOnce() -> T + Send + 'static) -> mpsc::Receiver<T> {
+    let (started, has_started) = mpsc::channel();
+    let (done, result) = mpsc::channel();
+    std::thread::spawn(move || {
+        started.send(()).unwrap();
+        let _ = done.send(wait());
+    });
+    has_started.recv().unwrap();
+    std::thread::sleep(Duration::from_millis(20)); // let it block (not asserted)
+    result
+}
+
+#[test]
+fn a_waiter_is_woken_by_the_probes_verdict() {
+    let breaker = Arc::new(half_open_with_probe_out());
+    let probe = breaker.try_acquire_owned().unwrap();
+    let waiting = breaker.clone();
+    let result = waiter(move || {
+        waiting
+            .acquire_timeout(LONG)
+            .map(|permit| permit.is_probe())
+    });
+    probe.success(); // closes the breaker and wakes the waiter
+    let admitted = result
+        .recv_timeout(GUARD)
+        .expect("the verdict did not wake the waiter");
+    assert_eq!(admitted, Ok(false), "admitted as an ordinary closed call");
+    assert_eq!(breaker.metrics().rejected, 0, "waiting is not rejection");
+}
+
+#[test]
+fn a_waiter_gives_up_at_its_deadline_when_the_probe_never_ends() {
+    let breaker = half_open_with_probe_out();
+    let _stuck_probe = breaker.try_acquire().unwrap();
+    let rejected = breaker
+        .acquire_timeout(Duration::from_millis(30))
+        .unwrap_err();
+    assert_eq!(rejected.state(), State::HalfOpen);
+    assert_eq!(
+        breaker.metrics().rejected,
+        1,
+        "the rejection it gave up on is counted once"
+    );
+}
+
+#[test]
+fn a_waiter_waits_out_the_open_period_and_probes() {
+    let breaker = Breaker::builder()
+        .consecutive_failures(1)
+        .open_duration(Duration::from_millis(30))
+        .build()
+        .unwrap();
+    breaker.try_acquire().unwrap().failure();
+    let probe = breaker
+        .acquire_timeout(LONG)
+        .expect("admitted once the open period ends");
+    assert!(probe.is_probe());
+    probe.success();
+    assert_eq!(breaker.state(), State::Closed);
+}
+
+#[test]
+fn a_reset_wakes_a_waiter_on_a_forced_open_breaker() {
+    let breaker = Arc::new(Breaker::builder().build().unwrap());
+    breaker.force_open();
+    let waiting = breaker.clone();
+    let result = waiter(move || waiting.acquire_timeout(LONG).map(|permit| permit.success()));
+    breaker.reset();
+    assert_eq!(
+        result
+            .recv_timeout(GUARD)
+            .expect("the reset did not wake the waiter"),
+        Ok(())
+    );
+}
+
+#[tokio::test]
+async fn an_async_waiter_is_woken_by_the_probes_verdict() {
+    let breaker = std::sync::Arc::new(half_open_with_probe_out());
+    let probe = breaker.try_acquire_owned().unwrap();
+    let waiter = {
+        let breaker = breaker.clone();
+        tokio::spawn(async move {
+            breaker
+                .acquire_timeout_async(LONG)
+                .await
+                .map(|permit| permit.is_probe())
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    probe.ignore(); // frees the probe place: the waiter becomes the probe
+    let woken = tokio::time::timeout(GUARD, waiter)
+        .await
+        .expect("the verdict did not wake the task");
+    assert_eq!(woken.unwrap(), Ok(true));
+}
+
+#[tokio::test]
+async fn an_async_waiter_gives_up_at_its_deadline() {
+    let breaker = half_open_with_probe_out();
+    let _stuck_probe = breaker.try_acquire().unwrap();
+    let rejected = breaker
+        .acquire_timeout_async(Duration::from_millis(30))
+        .await
+        .unwrap_err();
+    assert_eq!(rejected.state(), State::HalfOpen);
+}
+
+#[tokio::test]
+async fn an_async_waiter_waits_out_the_open_period() {
+    let breaker = Breaker::builder()
+        .consecutive_failures(1)
+        .open_duration(Duration::from_millis(30))
+        .build()
+        .unwrap();
+    breaker.try_acquire().unwrap().failure();
+    let probe = breaker
+        .acquire_timeout_async(LONG)
+        .await
+        .expect("admitted after the open period");
+    assert!(probe.is_probe());
+}
+
+#[tokio::test]
+async fn many_async_waiters_more_than_the_wake_slots_all_get_in() {
+    // Eight tasks can leave wakers; the rest fall back to polling. All must be admitted.
+    let breaker = std::sync::Arc::new(half_open_with_probe_out());
+    let probe = breaker.try_acquire_owned().unwrap();
+    let waiters: Vec<_> = (0..12)
+        .map(|_| {
+            let breaker = breaker.clone();
+            tokio::spawn(async move {
+                breaker
+                    .acquire_timeout_async(LONG)
+                    .await
+                    .map(|permit| permit.success())
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    probe.success();
+    for waiter in waiters {
+        let woken = tokio::time::timeout(GUARD, waiter)
+            .await
+            .expect("a task was not woken");
+        assert_eq!(woken.unwrap(), Ok(()));
+    }
+}
