@@ -16,6 +16,11 @@ impl<C: Clock> Breaker<C> {
     /// gives its admission back, so a cancelled probe never leaves the breaker half-open for
     /// good. A panic while polling `future` counts as a failure.
     ///
+    /// So a timeout belongs *inside* the call, as part of `future`
+    /// (`breaker.call_async(async { tokio::time::timeout(d, fetch()).await? })`): then a
+    /// dependency that hangs fails the call and trips the breaker. A timeout around the
+    /// returned future only cancels it, which counts as nothing.
+    ///
     /// # Errors
     ///
     /// [`CallError::Rejected`] if the breaker did not let the call through (`future` is dropped

@@ -74,6 +74,11 @@ impl Error for ConfigError {}
 /// The failure-rate rule as configured: trip when at least `threshold` of the last `window`
 /// recorded calls failed.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(deny_unknown_fields)
+)]
 pub struct FailureRateConfig {
     /// Share of failures that trips the breaker, in `(0, 1]`.
     pub threshold: f64,
@@ -81,6 +86,10 @@ pub struct FailureRateConfig {
     pub window: usize,
     /// Calls that must be recorded since the window was last cleared before it is judged;
     /// `None` means the window size.
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub minimum_calls: Option<usize>,
 }
 
@@ -104,13 +113,22 @@ pub struct FailureRateConfig {
 /// # Ok::<(), hotbreaker::ConfigError>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(default, deny_unknown_fields)
+)]
 pub struct Config {
     /// The failure-rate rule. When neither rule is set, [`DEFAULT_FAILURE_RATE`](crate::DEFAULT_FAILURE_RATE)
     /// applies.
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
     pub failure_rate: Option<FailureRateConfig>,
     /// Trip after this many failures in a row.
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
     pub consecutive_failures: Option<usize>,
-    /// How long the breaker rejects calls after tripping.
+    /// How long the breaker rejects calls after tripping. In a configuration file, a
+    /// human-readable duration such as `"30s"` or `"1m 30s"`.
+    #[cfg_attr(feature = "serde", serde(with = "crate::config_file::duration"))]
     pub open_duration: Duration,
     /// Probe calls that may be out at once while half-open.
     pub half_open_probes: usize,
@@ -118,6 +136,7 @@ pub struct Config {
     pub success_threshold: usize,
     /// Per-thread counter stripes; `None` picks from the machine's parallelism. Fixed once a
     /// breaker is built.
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
     pub stripes: Option<usize>,
 }
 
@@ -287,6 +306,6 @@ fn default_stripes() -> u32 {
     #[cfg(not(loom))]
     let parallelism = std::thread::available_parallelism().map_or(1, usize::from);
     #[cfg(loom)]
-    let parallelism = 2;
+    let parallelism: usize = 2;
     (2 * parallelism).next_power_of_two().clamp(4, 64) as u32
 }

@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 #![warn(missing_docs, rust_2018_idioms, unreachable_pub)]
 #![deny(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod async_call;
 mod breaker;
@@ -8,15 +9,27 @@ mod builder;
 mod call;
 mod clock;
 mod config;
+mod config_file;
 mod listener;
 mod metrics;
+#[cfg(feature = "metrics")]
+#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
+pub mod metrics_export;
 mod open_deadline;
 mod permit;
+mod registry;
 mod state;
 mod stripes;
 mod sync;
 #[cfg(feature = "testing")]
 pub mod testing;
+#[cfg(feature = "tower")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
+pub mod tower;
+#[cfg(feature = "tracing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tracing")))]
+#[path = "tracing_events.rs"]
+pub mod tracing;
 mod wait;
 mod window;
 
@@ -28,7 +41,10 @@ pub use config::{
     Config, ConfigError, FailureRateConfig, MAX_CONSECUTIVE, MAX_OPEN_DURATION, MAX_PROBES,
     MAX_STRIPES, MAX_WINDOW,
 };
+#[cfg(feature = "serde")]
+pub use config_file::{ConfigFileError, Format};
 pub use listener::{Transition, Trigger, TripRule};
 pub use metrics::Metrics;
 pub use permit::{Outcome, OwnedPermit, Permit, Rejected};
+pub use registry::{BreakerHealth, Registry};
 pub use state::State;

@@ -1,0 +1,422 @@
+//! Checking a [`Config`] before applying it, and (with the `toml`, `yaml` or `json` feature)
+//! reading one from a configuration file.
+//!
+//! A file is read in two steps, and either step's error names the field:
+//!
+//! 1. The format crate parses the text into a [`Config`] (through `serde`, with
+//!    [`humantime`-style](https://docs.rs/humantime) durations and unknown fields refused). A
+//!    syntax error, a value of the wrong type, a bad duration or an unknown field stops it;
+//!    the path of the field is tracked with `serde_path_to_error`.
+//! 2. The values are checked as [`Builder::build`](crate::Builder::build) checks them
+//!    ([`Config::validate`]): a threshold of 1.5 or a window of 0 stops it.
+//!
+//! The format crates' own messages can span several lines (a TOML error quotes the offending
+//! line); [`ConfigFileError`] keeps only the message and the position, so that it prints as one
+//! line fit for a log.
+
+use crate::config::{Config, ConfigError, Settings};
+
+impl Config {
+    /// Checks every setting as [`Builder::build`](crate::Builder::build) would, without building
+    /// a breaker. A configuration that passes can still be refused by
+    /// [`Breaker::reconfigure`](crate::Breaker::reconfigure), which also checks what is fixed
+    /// once a breaker is built (its number of stripes, the failure records it keeps).
+    ///
+    /// # Errors
+    ///
+    /// The [`ConfigError`] naming the first setting out of range.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use hotbreaker::{Config, FailureRateConfig};
+    ///
+    /// let config = Config {
+    ///     failure_rate: Some(FailureRateConfig { threshold: 1.5, window: 20, minimum_calls: None }),
+    ///     ..Config::default()
+    /// };
+    /// assert_eq!(config.validate().unwrap_err().field(), "failure_rate.threshold");
+    /// ```
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        Settings::validate(self).map(|_| ())
+    }
+}
+
+#[cfg(feature = "serde")]
+pub use file::{ConfigFileError, Format};
+
+/// Durations in configuration files: human-readable text (`"30s"`, `"1m 30s"`, `"250ms"`),
+/// read and written with `humantime`, whose messages say what was wrong with a bad one.
+#[cfg(feature = "serde")]
+pub(crate) mod duration {
+    use std::fmt;
+    use std::time::Duration;
+
+    use serde::{Deserializer, Serializer, de};
+
+    pub(crate) fn serialize<S: Serializer>(
+        duration: &Duration,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(&humantime::format_duration(*duration))
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Duration, D::Error> {
+        deserializer.deserialize_str(DurationVisitor)
+    }
+
+    struct DurationVisitor;
+
+    impl de::Visitor<'_> for DurationVisitor {
+        type Value = Duration;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a duration with its unit, such as \"30s\" or \"1m 30s\"")
+        }
+
+        fn visit_str<E: de::Error>(self, text: &str) -> Result<Duration, E> {
+            humantime::parse_duration(text)
+                .map_err(|error| E::custom(format_args!("{error} in {text:?}")))
+        }
+    }
+}
+
+#[cfg(feature = "serde")]
+mod file {
+    use std::error::Error;
+    use std::fmt;
+
+    use crate::config::Config;
+    #[cfg(any(feature = "toml", feature = "yaml", feature = "json"))]
+    use crate::config::ConfigError;
+
+    /// A configuration file format.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    #[non_exhaustive]
+    #[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
+    pub enum Format {
+        /// TOML, read with the `toml` crate.
+        Toml,
+        /// YAML, read with the `serde_yaml` crate.
+        Yaml,
+        /// JSON, read with the `serde_json` crate.
+        Json,
+    }
+
+    impl fmt::Display for Format {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str(match self {
+                Format::Toml => "TOML",
+                Format::Yaml => "YAML",
+                Format::Json => "JSON",
+            })
+        }
+    }
+
+    /// A configuration file that could not be read into a valid [`Config`]: which field, why,
+    /// and where in the file when the format crate said so.
+    ///
+    /// Prints as one line, `invalid <field>: <reason> (<format>, line L, column C)`, in the
+    /// form [`ConfigError`] uses.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[cfg(feature = "toml")] {
+    /// use hotbreaker::Config;
+    ///
+    /// let err = Config::from_toml_str("open_duration = \"30 parsecs\"").unwrap_err();
+    /// assert_eq!(err.field(), "open_duration");
+    /// assert!(err.to_string().starts_with("invalid open_duration: unknown time unit \"parsecs\""));
+    /// # }
+    /// ```
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    #[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
+    pub struct ConfigFileError {
+        format: Format,
+        field: String,
+        reason: String,
+        position: Option<(usize, usize)>,
+        out_of_range: bool,
+    }
+
+    impl ConfigFileError {
+        /// The field, as a dotted path (`"failure_rate.threshold"`), or `""` when the error is
+        /// not about one field (a syntax error, an empty document).
+        pub fn field(&self) -> &str {
+            &self.field
+        }
+
+        /// Why the file was refused: the format crate's message, or the range check's.
+        pub fn reason(&self) -> &str {
+            &self.reason
+        }
+
+        /// The format that was being read.
+        pub fn format(&self) -> Format {
+            self.format
+        }
+
+        /// The line (from 1) where the format crate found the error, when it said.
+        pub fn line(&self) -> Option<usize> {
+            self.position.map(|(line, _)| line)
+        }
+
+        /// The column (from 1) where the format crate found the error, when it said.
+        pub fn column(&self) -> Option<usize> {
+            self.position.map(|(_, column)| column)
+        }
+
+        /// Whether the file parsed but a value is out of range (a threshold of 1.5, a window
+        /// of 0), as opposed to a syntax, type or unknown-field error.
+        pub fn is_out_of_range(&self) -> bool {
+            self.out_of_range
+        }
+
+        pub(super) fn parse(
+            format: Format,
+            field: String,
+            reason: &str,
+            position: Option<(usize, usize)>,
+        ) -> Self {
+            // serde_path_to_error writes the root as ".": that is no field.
+            let field = if field == "." { String::new() } else { field };
+            let mut reason = one_line(reason);
+            // serde_yaml puts the path in front of its message; it is already in `field`.
+            if !field.is_empty() {
+                if let Some(rest) = reason.strip_prefix(&format!("{field}: ")) {
+                    reason = rest.to_owned();
+                }
+            }
+            ConfigFileError {
+                format,
+                field,
+                reason,
+                position,
+                out_of_range: false,
+            }
+        }
+
+        #[cfg(any(feature = "toml", feature = "yaml", feature = "json"))]
+        pub(super) fn out_of_range(format: Format, error: ConfigError) -> Self {
+            ConfigFileError {
+                format,
+                field: error.field().to_owned(),
+                reason: error.reason().to_owned(),
+                position: None,
+                out_of_range: true,
+            }
+        }
+    }
+
+    impl fmt::Display for ConfigFileError {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            if self.field.is_empty() {
+                write!(f, "invalid {} configuration: {}", self.format, self.reason)?;
+            } else {
+                write!(f, "invalid {}: {}", self.field, self.reason)?;
+            }
+            match self.position {
+                Some((line, column)) => {
+                    write!(f, " ({}, line {line}, column {column})", self.format)
+                }
+                None => write!(f, " ({})", self.format),
+            }
+        }
+    }
+
+    impl Error for ConfigFileError {}
+
+    /// Collapses every run of whitespace, newlines included, into one space.
+    fn one_line(text: &str) -> String {
+        text.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+
+    /// Removes a trailing ` at line L column C` that serde_json and serde_yaml append to their
+    /// messages: the position is kept apart.
+    #[cfg(any(feature = "json", feature = "yaml"))]
+    fn without_position_suffix(message: &str) -> &str {
+        let Some(at) = message.rfind(" at line ") else {
+            return message;
+        };
+        let tail = &message[at + " at line ".len()..];
+        let mut words = tail.split(' ');
+        let is_position = matches!(
+            (words.next(), words.next(), words.next(), words.next()),
+            (Some(line), Some("column"), Some(column), None)
+                if line.parse::<usize>().is_ok() && column.parse::<usize>().is_ok()
+        );
+        if is_position { &message[..at] } else { message }
+    }
+
+    /// Line and column (both from 1) of byte `offset` in `text`.
+    #[cfg(feature = "toml")]
+    fn position_of(text: &str, offset: usize) -> (usize, usize) {
+        let mut end = offset.min(text.len());
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let before = &text[..end];
+        let line = before.matches('\n').count() + 1;
+        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        (line, column)
+    }
+
+    #[cfg(any(feature = "toml", feature = "yaml", feature = "json"))]
+    fn checked(config: Config, format: Format) -> Result<Config, ConfigFileError> {
+        config
+            .validate()
+            .map_err(|error| ConfigFileError::out_of_range(format, error))?;
+        Ok(config)
+    }
+
+    impl Config {
+        /// Reads a configuration from TOML text, and checks it as
+        /// [`Builder::build`](crate::Builder::build) would.
+        ///
+        /// Durations are human-readable (`open_duration = "30s"`); fields left out keep their
+        /// [defaults](Config::default); unknown fields are refused.
+        ///
+        /// # Errors
+        ///
+        /// A [`ConfigFileError`] naming the field: a syntax error, a value of the wrong type, a
+        /// duration that does not parse, an unknown field, or a value out of range.
+        ///
+        /// # Examples
+        ///
+        /// ```
+        /// use hotbreaker::{Breaker, Config};
+        /// use std::time::Duration;
+        ///
+        /// let config = Config::from_toml_str(r#"
+        ///     consecutive_failures = 5
+        ///     open_duration = "30s"
+        ///     failure_rate = { threshold = 0.5, window = 20 }
+        /// "#)?;
+        /// assert_eq!(config.open_duration, Duration::from_secs(30));
+        /// let breaker = Breaker::builder().config(config).build()?;
+        /// # Ok::<(), Box<dyn std::error::Error>>(())
+        /// ```
+        #[cfg(feature = "toml")]
+        #[cfg_attr(docsrs, doc(cfg(feature = "toml")))]
+        pub fn from_toml_str(text: &str) -> Result<Config, ConfigFileError> {
+            let error = |field: String, error: &toml::de::Error| {
+                let position = error.span().map(|span| position_of(text, span.start));
+                ConfigFileError::parse(Format::Toml, field, error.message(), position)
+            };
+            let deserializer =
+                toml::Deserializer::parse(text).map_err(|e| error(String::new(), &e))?;
+            let config: Config = serde_path_to_error::deserialize(deserializer)
+                .map_err(|e| error(e.path().to_string(), e.inner()))?;
+            checked(config, Format::Toml)
+        }
+
+        /// Reads a configuration from YAML text, and checks it as
+        /// [`Builder::build`](crate::Builder::build) would. See
+        /// [`from_toml_str`](Config::from_toml_str) for the fields.
+        ///
+        /// # Errors
+        ///
+        /// As for [`from_toml_str`](Config::from_toml_str).
+        ///
+        /// # Examples
+        ///
+        /// ```
+        /// use hotbreaker::Config;
+        ///
+        /// let config = Config::from_yaml_str("failure_rate:\n  threshold: 0.25\n  window: 40\nopen_duration: 1m\n")?;
+        /// assert_eq!(config.failure_rate.unwrap().window, 40);
+        /// # Ok::<(), hotbreaker::ConfigFileError>(())
+        /// ```
+        #[cfg(feature = "yaml")]
+        #[cfg_attr(docsrs, doc(cfg(feature = "yaml")))]
+        pub fn from_yaml_str(text: &str) -> Result<Config, ConfigFileError> {
+            let deserializer = serde_yaml::Deserializer::from_str(text);
+            let config: Config = serde_path_to_error::deserialize(deserializer).map_err(|e| {
+                let position = e
+                    .inner()
+                    .location()
+                    .map(|location| (location.line(), location.column()));
+                let message = e.inner().to_string();
+                ConfigFileError::parse(
+                    Format::Yaml,
+                    e.path().to_string(),
+                    without_position_suffix(&message),
+                    position,
+                )
+            })?;
+            checked(config, Format::Yaml)
+        }
+
+        /// Reads a configuration from JSON text, and checks it as
+        /// [`Builder::build`](crate::Builder::build) would. See
+        /// [`from_toml_str`](Config::from_toml_str) for the fields.
+        ///
+        /// # Errors
+        ///
+        /// As for [`from_toml_str`](Config::from_toml_str).
+        ///
+        /// # Examples
+        ///
+        /// ```
+        /// use hotbreaker::Config;
+        ///
+        /// let config = Config::from_json_str(r#"{ "consecutive_failures": 5, "open_duration": "500ms" }"#)?;
+        /// assert_eq!(config.consecutive_failures, Some(5));
+        /// # Ok::<(), hotbreaker::ConfigFileError>(())
+        /// ```
+        #[cfg(feature = "json")]
+        #[cfg_attr(docsrs, doc(cfg(feature = "json")))]
+        pub fn from_json_str(text: &str) -> Result<Config, ConfigFileError> {
+            let error = |field: String, error: &serde_json::Error| {
+                let position = (error.line() > 0).then(|| (error.line(), error.column()));
+                let message = error.to_string();
+                ConfigFileError::parse(
+                    Format::Json,
+                    field,
+                    without_position_suffix(&message),
+                    position,
+                )
+            };
+            let mut deserializer = serde_json::Deserializer::from_str(text);
+            let config: Config = serde_path_to_error::deserialize(&mut deserializer)
+                .map_err(|e| error(e.path().to_string(), e.inner()))?;
+            // Refuse trailing text after the document, as `serde_json::from_str` does.
+            deserializer.end().map_err(|e| error(String::new(), &e))?;
+            checked(config, Format::Json)
+        }
+
+        /// Reads a configuration from text in `format`: one entry point for a program whose
+        /// configuration format is itself a setting. Each format needs its feature (`toml`,
+        /// `yaml`, `json`).
+        ///
+        /// # Errors
+        ///
+        /// As for [`from_toml_str`](Config::from_toml_str); a format whose feature is off is
+        /// refused with a [`ConfigFileError`] saying so.
+        #[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
+        pub fn from_str_as(format: Format, text: &str) -> Result<Config, ConfigFileError> {
+            let _ = text;
+            match format {
+                #[cfg(feature = "toml")]
+                Format::Toml => Config::from_toml_str(text),
+                #[cfg(feature = "yaml")]
+                Format::Yaml => Config::from_yaml_str(text),
+                #[cfg(feature = "json")]
+                Format::Json => Config::from_json_str(text),
+                #[allow(unreachable_patterns)]
+                other => Err(ConfigFileError::parse(
+                    other,
+                    String::new(),
+                    &format!(
+                        "hotbreaker was built without its `{}` feature",
+                        other.to_string().to_lowercase()
+                    ),
+                    None,
+                )),
+            }
+        }
+    }
+}

@@ -1,0 +1,149 @@
+//! Breaker counters and gauges through the [`metrics`](https://docs.rs/metrics) facade,
+//! labelled `breaker = <name>`.
+//!
+//! Nothing here runs on a call. The breaker already counts every call in per-thread stripes;
+//! [`export`] (or [`Registry::export_metrics`](crate::Registry::export_metrics)) reads them
+//! and sets absolute values, and is meant to run when the exporter scrapes (from the
+//! exporter's upkeep or scrape hook, or a timer). Transitions, which are rare, are counted
+//! as they happen by the listener [`count_transitions`], attached when the breaker is built.
+//!
+//! | metric | kind | labels | source |
+//! | --- | --- | --- | --- |
+//! | [`CALLS`] `hotbreaker_calls_total` | counter | `breaker`, `outcome` = `success`, `failure`, `ignored`, `released` | [`export`] |
+//! | [`REJECTED`] `hotbreaker_rejected_total` | counter | `breaker` | [`export`] |
+//! | [`STATE`] `hotbreaker_state` | gauge, 1 for the current state and 0 for the others | `breaker`, `state` | [`export`], [`count_transitions`] |
+//! | [`FAILURE_RATE`] `hotbreaker_window_failure_rate` | gauge, while closed | `breaker` | [`export`] |
+//! | [`TRANSITIONS`] `hotbreaker_transitions_total` | counter | `breaker`, `from`, `to` | [`count_transitions`] |
+//!
+//! # Examples
+//!
+//! ```
+//! use hotbreaker::{Breaker, metrics_export};
+//!
+//! let breaker = Breaker::builder()
+//!     .consecutive_failures(5)
+//!     .on_transition(metrics_export::count_transitions("payments"))
+//!     .build()?;
+//! // ... calls ...
+//! // In the exporter's scrape hook:
+//! metrics_export::export("payments", &breaker);
+//! # Ok::<(), hotbreaker::ConfigError>(())
+//! ```
+
+use metrics::{Unit, counter, describe_counter, describe_gauge, gauge};
+
+use crate::breaker::Breaker;
+use crate::clock::Clock;
+use crate::listener::Transition;
+use crate::registry::Registry;
+use crate::state::State;
+
+/// Calls that ended, by `outcome`: `success`, `failure`, `ignored`, or `released` (the permit
+/// was dropped without a verdict, such as a cancelled request).
+pub const CALLS: &str = "hotbreaker_calls_total";
+/// Calls rejected without calling the dependency.
+pub const REJECTED: &str = "hotbreaker_rejected_total";
+/// State transitions, by `from` and `to` state.
+pub const TRANSITIONS: &str = "hotbreaker_transitions_total";
+/// 1 for the breaker's current `state`, 0 for the others.
+pub const STATE: &str = "hotbreaker_state";
+/// While closed: the share of failures in the failure-rate window, from 0 to 1.
+pub const FAILURE_RATE: &str = "hotbreaker_window_failure_rate";
+
+const STATES: [State; 5] = [
+    State::Closed,
+    State::Open,
+    State::HalfOpen,
+    State::ForcedOpen,
+    State::ForcedClosed,
+];
+
+/// Describes the metrics to the installed recorder (units and help texts). Call it once after
+/// installing the recorder; optional.
+pub fn describe() {
+    describe_counter!(
+        CALLS,
+        Unit::Count,
+        "Calls through the circuit breaker that ended, by outcome."
+    );
+    describe_counter!(
+        REJECTED,
+        Unit::Count,
+        "Calls the circuit breaker rejected without calling the dependency."
+    );
+    describe_counter!(
+        TRANSITIONS,
+        Unit::Count,
+        "Circuit breaker state transitions."
+    );
+    describe_gauge!(
+        STATE,
+        "1 for the circuit breaker's current state, 0 for the others."
+    );
+    describe_gauge!(
+        FAILURE_RATE,
+        "Share of failures in the circuit breaker's failure-rate window, while closed."
+    );
+}
+
+/// Sets the metrics of `breaker`, labelled `breaker = name`, from its counters: call it from
+/// the exporter's scrape hook.
+///
+/// The counters are set to absolute values (the breaker's totals), so calling it often or
+/// rarely makes no difference to what is counted. It reads every stripe of the breaker once
+/// ([`Breaker::metrics`]) and costs one recorder lookup per metric; the calls through the
+/// breaker do no work for it.
+pub fn export<C: Clock>(name: &str, breaker: &Breaker<C>) {
+    let metrics = breaker.metrics();
+    let outcomes = [
+        ("success", metrics.successes),
+        ("failure", metrics.failures),
+        ("ignored", metrics.ignored),
+        ("released", metrics.released),
+    ];
+    for (outcome, total) in outcomes {
+        counter!(CALLS, "breaker" => name.to_owned(), "outcome" => outcome).absolute(total);
+    }
+    counter!(REJECTED, "breaker" => name.to_owned()).absolute(metrics.rejected);
+    set_state(name, metrics.state);
+    gauge!(FAILURE_RATE, "breaker" => name.to_owned()).set(metrics.failure_rate());
+}
+
+fn set_state(name: &str, current: State) {
+    for state in STATES {
+        let value = if state == current { 1.0 } else { 0.0 };
+        gauge!(STATE, "breaker" => name.to_owned(), "state" => state.as_str()).set(value);
+    }
+}
+
+/// A listener that counts transitions in [`TRANSITIONS`] and updates [`STATE`], labelled
+/// `breaker = name`. Attach it when building the breaker:
+/// `.on_transition(hotbreaker::metrics_export::count_transitions("payments"))`.
+///
+/// It runs on the thread that made the transition, once per transition, never on an ordinary
+/// call. Transitions made at nearly the same time may reach it out of order, and [`STATE`] may
+/// then show the older one until the next [`export`] sets it from the breaker.
+pub fn count_transitions(name: impl Into<String>) -> impl Fn(&Transition) + Send + Sync + 'static {
+    let name: String = name.into();
+    move |transition: &Transition| {
+        counter!(
+            TRANSITIONS,
+            "breaker" => name.clone(),
+            "from" => transition.from.as_str(),
+            "to" => transition.to.as_str(),
+        )
+        .increment(1);
+        set_state(&name, transition.to);
+    }
+}
+
+impl<C: Clock> Registry<C> {
+    /// [`export`]s the metrics of every registered breaker, labelled with its name: call it
+    /// from the exporter's scrape hook.
+    #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
+    pub fn export_metrics(&self) {
+        for (name, breaker) in self.breakers() {
+            export(&name, &breaker);
+        }
+    }
+}

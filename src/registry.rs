@@ -1,0 +1,274 @@
+//! Named breakers, one per dependency, and a snapshot of all of them for a health endpoint.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use arc_swap::ArcSwap;
+
+use crate::breaker::Breaker;
+use crate::builder::Builder;
+use crate::clock::{Clock, QuantaClock};
+use crate::config::ConfigError;
+use crate::metrics::Metrics;
+use crate::state::State;
+
+/// Breakers by name, one per dependency (`"payments"`, `"users-db"`), shared by the parts of a
+/// program that call the same dependency, and listed together for a health endpoint.
+///
+/// # Performance
+///
+/// Look a breaker up once (when a client is built, when a tower layer is made) and keep the
+/// [`Arc`]: the breaker's own calls never touch the registry.
+///
+/// - [`get`](Registry::get) takes no lock: the map is read through `arc-swap`, and a hit
+///   clones one `Arc`.
+/// - Inserting a new name takes a mutex (held only while the map is copied and swapped, never
+///   while a builder runs) and copies the map, so that readers never wait. Registries are
+///   meant to hold tens of breakers, filled at start-up.
+/// - [`snapshot`](Registry::snapshot) reads each breaker's [`metrics`](Breaker::metrics)
+///   and takes no lock either.
+///
+/// # Examples
+///
+/// ```
+/// use hotbreaker::{Breaker, Registry};
+///
+/// let registry = Registry::new();
+/// let payments = registry.get_or_insert_with("payments", |_name| {
+///     Breaker::builder().consecutive_failures(5)
+/// })?;
+/// // Another part of the program asks for the same dependency and gets the same breaker.
+/// let again = registry.get_or_insert_with("payments", |_name| Breaker::builder())?;
+/// assert!(std::sync::Arc::ptr_eq(&payments, &again));
+///
+/// payments.try_acquire().unwrap().failure();
+/// let health = registry.snapshot();
+/// assert_eq!(health[0].name, "payments");
+/// assert_eq!(health[0].metrics.failures, 1);
+/// # Ok::<(), hotbreaker::ConfigError>(())
+/// ```
+pub struct Registry<C: Clock = QuantaClock> {
+    /// Replaced whole on every insertion, so readers load it without a lock.
+    breakers: ArcSwap<BTreeMap<String, Arc<Breaker<C>>>>,
+    /// Orders insertions: two of them must not both copy the same old map.
+    inserting: Mutex<()>,
+}
+
+impl Registry<QuantaClock> {
+    /// An empty registry of breakers on the default clock. For another clock (a
+    /// [`ManualClock`](crate::ManualClock) in tests), use `Registry::<ManualClock>::default()`.
+    pub fn new() -> Self {
+        Registry::default()
+    }
+}
+
+impl<C: Clock> Default for Registry<C> {
+    fn default() -> Self {
+        Registry {
+            breakers: ArcSwap::from_pointee(BTreeMap::new()),
+            inserting: Mutex::new(()),
+        }
+    }
+}
+
+impl<C: Clock> Registry<C> {
+    /// The breaker registered as `name`, if any. Takes no lock.
+    pub fn get(&self, name: &str) -> Option<Arc<Breaker<C>>> {
+        self.breakers.load().get(name).cloned()
+    }
+
+    /// The breaker registered as `name`, or a new one built from `builder(name)` and
+    /// registered. `builder` gets the name so that it can attach listeners labelled with it
+    /// (`.on_transition(hotbreaker::tracing::log_transitions(name))`).
+    ///
+    /// `builder` runs outside the registry's lock, so it may use the registry. When two threads
+    /// insert the same new name at once, both may build, and only the first breaker is
+    /// registered and returned to both.
+    ///
+    /// # Errors
+    ///
+    /// The [`ConfigError`] of [`Builder::build`]; nothing is registered then.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use hotbreaker::{Breaker, Registry};
+    ///
+    /// let registry = Registry::new();
+    /// let err = registry
+    ///     .get_or_insert_with("search", |_| Breaker::builder().failure_rate(1.5, 20))
+    ///     .unwrap_err();
+    /// assert_eq!(err.field(), "failure_rate.threshold");
+    /// assert!(registry.get("search").is_none());
+    /// ```
+    pub fn get_or_insert_with(
+        &self,
+        name: &str,
+        builder: impl FnOnce(&str) -> Builder<C>,
+    ) -> Result<Arc<Breaker<C>>, ConfigError>
+    where
+        C: Default,
+    {
+        if let Some(breaker) = self.get(name) {
+            return Ok(breaker);
+        }
+        let built = Arc::new(builder(name).build()?);
+        Ok(self.insert_if_absent(name, built))
+    }
+
+    /// Registers `breaker` as `name`, unless a breaker is registered under that name already.
+    /// Returns the breaker registered as `name` afterwards: `breaker`, or the one that was
+    /// there.
+    pub fn insert_if_absent(&self, name: &str, breaker: Arc<Breaker<C>>) -> Arc<Breaker<C>> {
+        // The guard protects no data (the map is in the ArcSwap), so a panic while it was held
+        // leaves nothing inconsistent: a poisoned lock is used as is.
+        let _inserting = self
+            .inserting
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let current = self.breakers.load_full();
+        if let Some(existing) = current.get(name) {
+            return Arc::clone(existing);
+        }
+        let mut next = BTreeMap::clone(&current);
+        next.insert(name.to_owned(), Arc::clone(&breaker));
+        self.breakers.store(Arc::new(next));
+        breaker
+    }
+
+    /// Unregisters the breaker named `name` and returns it. Holders of its `Arc` keep using
+    /// it; the next [`get_or_insert_with`](Registry::get_or_insert_with) of that name builds a
+    /// new one.
+    pub fn remove(&self, name: &str) -> Option<Arc<Breaker<C>>> {
+        let _inserting = self
+            .inserting
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let current = self.breakers.load_full();
+        let removed = current.get(name).cloned()?;
+        let mut next = BTreeMap::clone(&current);
+        next.remove(name);
+        self.breakers.store(Arc::new(next));
+        Some(removed)
+    }
+
+    /// How many breakers are registered.
+    pub fn len(&self) -> usize {
+        self.breakers.load().len()
+    }
+
+    /// Whether no breaker is registered.
+    pub fn is_empty(&self) -> bool {
+        self.breakers.load().is_empty()
+    }
+
+    /// The registered breakers with their names, sorted by name: a copy of the map taken
+    /// without a lock, unaffected by later insertions.
+    pub fn breakers(&self) -> Vec<(String, Arc<Breaker<C>>)> {
+        self.breakers
+            .load()
+            .iter()
+            .map(|(name, breaker)| (name.clone(), Arc::clone(breaker)))
+            .collect()
+    }
+
+    /// The health of every registered breaker, sorted by name: what a health endpoint shows.
+    /// With the `serde` feature, it serializes (to JSON, for example) as a list of flat
+    /// objects.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use hotbreaker::{Breaker, Registry, State};
+    ///
+    /// let registry = Registry::new();
+    /// registry.get_or_insert_with("users-db", |_| Breaker::builder().consecutive_failures(1))?;
+    /// registry.get("users-db").unwrap().try_acquire().unwrap().failure();
+    /// let unhealthy: Vec<_> = registry
+    ///     .snapshot()
+    ///     .into_iter()
+    ///     .filter(|health| health.state != State::Closed)
+    ///     .map(|health| health.name)
+    ///     .collect();
+    /// assert_eq!(unhealthy, ["users-db"]);
+    /// # Ok::<(), hotbreaker::ConfigError>(())
+    /// ```
+    pub fn snapshot(&self) -> Vec<BreakerHealth> {
+        self.breakers
+            .load()
+            .iter()
+            .map(|(name, breaker)| BreakerHealth::new(name.clone(), breaker.metrics()))
+            .collect()
+    }
+}
+
+impl<C: Clock> fmt::Debug for Registry<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let breakers = self.breakers.load();
+        f.debug_map()
+            .entries(
+                breakers
+                    .iter()
+                    .map(|(name, breaker)| (name, breaker.state())),
+            )
+            .finish()
+    }
+}
+
+/// One breaker's health, from [`Registry::snapshot`].
+///
+/// With the `serde` feature it serializes as one flat object: `name`, `state` (as
+/// [`State::as_str`] writes it), `failure_rate`, then every field of [`Metrics`] but the state.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct BreakerHealth {
+    /// The name the breaker is registered under.
+    pub name: String,
+    /// The state; an open breaker whose open period has ended reads as half-open.
+    pub state: State,
+    /// While closed: the share of failures in the failure-rate window (0 when it is empty).
+    pub failure_rate: f64,
+    /// The breaker's counters and window.
+    pub metrics: Metrics,
+}
+
+impl BreakerHealth {
+    /// The health of a breaker known as `name` whose metrics are `metrics`; for health
+    /// reports of breakers kept outside a [`Registry`].
+    pub fn new(name: impl Into<String>, metrics: Metrics) -> Self {
+        BreakerHealth {
+            name: name.into(),
+            state: metrics.state,
+            failure_rate: metrics.failure_rate(),
+            metrics,
+        }
+    }
+}
+
+#[cfg(feature = "serde")]
+#[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
+impl serde::Serialize for BreakerHealth {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+
+        let m = &self.metrics;
+        let mut s = serializer.serialize_struct("BreakerHealth", 15)?;
+        s.serialize_field("name", &self.name)?;
+        s.serialize_field("state", self.state.as_str())?;
+        s.serialize_field("failure_rate", &self.failure_rate)?;
+        s.serialize_field("successes", &m.successes)?;
+        s.serialize_field("failures", &m.failures)?;
+        s.serialize_field("ignored", &m.ignored)?;
+        s.serialize_field("released", &m.released)?;
+        s.serialize_field("rejected", &m.rejected)?;
+        s.serialize_field("openings", &m.openings)?;
+        s.serialize_field("half_openings", &m.half_openings)?;
+        s.serialize_field("closings", &m.closings)?;
+        s.serialize_field("window_failures", &m.window_failures)?;
+        s.serialize_field("window_calls", &m.window_calls)?;
+        s.serialize_field("consecutive_failures", &m.consecutive_failures)?;
+        s.serialize_field("probes_out", &m.probes_out)?;
+        s.end()
+    }
+}

@@ -1,0 +1,328 @@
+//! Configuration files: TOML, YAML and JSON read into a `Config`, errors that name the field in
+//! one line, and live reconfiguration from parsed files while threads call.
+#![cfg(all(feature = "toml", feature = "yaml", feature = "json"))]
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use hotbreaker::{Breaker, Config, ConfigFileError, FailureRateConfig, Format};
+
+const TOML: &str = r#"
+# Payments: trip on half of the last 20 calls, or on 5 failures in a row.
+consecutive_failures = 5
+open_duration = "30s"
+half_open_probes = 2
+success_threshold = 2
+
+[failure_rate]
+threshold = 0.5
+window = 20
+minimum_calls = 10
+"#;
+
+const YAML: &str = "
+consecutive_failures: 5
+open_duration: 30s
+half_open_probes: 2
+success_threshold: 2
+failure_rate:
+  threshold: 0.5
+  window: 20
+  minimum_calls: 10
+";
+
+const JSON: &str = r#"{
+  "consecutive_failures": 5,
+  "open_duration": "30s",
+  "half_open_probes": 2,
+  "success_threshold": 2,
+  "failure_rate": { "threshold": 0.5, "window": 20, "minimum_calls": 10 }
+}"#;
+
+fn expected() -> Config {
+    Config {
+        failure_rate: Some(FailureRateConfig {
+            threshold: 0.5,
+            window: 20,
+            minimum_calls: Some(10),
+        }),
+        consecutive_failures: Some(5),
+        open_duration: Duration::from_secs(30),
+        half_open_probes: 2,
+        success_threshold: 2,
+        stripes: None,
+    }
+}
+
+#[test]
+fn the_three_formats_read_the_same_config() {
+    assert_eq!(Config::from_toml_str(TOML).unwrap(), expected());
+    assert_eq!(Config::from_yaml_str(YAML).unwrap(), expected());
+    assert_eq!(Config::from_json_str(JSON).unwrap(), expected());
+    assert_eq!(Config::from_str_as(Format::Toml, TOML).unwrap(), expected());
+    let breaker = Breaker::builder().config(expected()).build().unwrap();
+    assert_eq!(breaker.config(), expected());
+}
+
+#[test]
+fn fields_left_out_keep_their_defaults() {
+    assert_eq!(Config::from_toml_str("").unwrap(), Config::default());
+    let config = Config::from_json_str(r#"{ "open_duration": "1m 30s" }"#).unwrap();
+    assert_eq!(
+        config,
+        Config {
+            open_duration: Duration::from_secs(90),
+            ..Config::default()
+        }
+    );
+}
+
+#[test]
+fn a_config_written_out_reads_back() {
+    let config = expected();
+    let toml = toml::to_string(&config).unwrap();
+    assert!(toml.contains("open_duration = \"30s\""), "{toml}");
+    assert_eq!(Config::from_toml_str(&toml).unwrap(), config);
+    let json = serde_json::to_string(&config).unwrap();
+    assert_eq!(Config::from_json_str(&json).unwrap(), config);
+    let yaml = serde_yaml::to_string(&config).unwrap();
+    assert_eq!(Config::from_yaml_str(&yaml).unwrap(), config);
+}
+
+/// Reads `text` in `format`, and checks the error: its field, that it is one line, and that the
+/// line names the field and contains `reason`.
+fn refused(format: Format, text: &str, field: &str, reason: &str) -> ConfigFileError {
+    let err = Config::from_str_as(format, text).expect_err(text);
+    let line = err.to_string();
+    println!("{line}");
+    assert_eq!(err.field(), field, "{format}: {line}");
+    assert!(!line.contains('\n'), "{format}: one line: {line:?}");
+    assert!(
+        line.starts_with(&format!("invalid {field}: ")),
+        "{format}: names the field: {line}"
+    );
+    assert!(
+        line.contains(reason),
+        "{format}: says why ({reason}): {line}"
+    );
+    err
+}
+
+#[test]
+fn an_unknown_field_is_refused() {
+    for (format, text) in [
+        (Format::Toml, "consecutive_failures = 5\nretries = 3\n"),
+        (Format::Yaml, "consecutive_failures: 5\nretries: 3\n"),
+        (
+            Format::Json,
+            r#"{ "consecutive_failures": 5, "retries": 3 }"#,
+        ),
+    ] {
+        let err = refused(format, text, "retries", "unknown field `retries`");
+        assert!(!err.is_out_of_range());
+        let expected_line = if format == Format::Json { 1 } else { 2 };
+        assert_eq!(err.line(), Some(expected_line), "{err}");
+    }
+    // Inside the failure_rate table too.
+    refused(
+        Format::Toml,
+        "[failure_rate]\nthreshold = 0.5\nwindow = 20\nwindow_size = 20\n",
+        "failure_rate.window_size",
+        "unknown field `window_size`",
+    );
+}
+
+#[test]
+fn a_bad_duration_is_refused() {
+    for (format, text) in [
+        (Format::Toml, "open_duration = \"30 parsecs\"\n"),
+        (Format::Yaml, "open_duration: 30 parsecs\n"),
+        (Format::Json, r#"{ "open_duration": "30 parsecs" }"#),
+    ] {
+        let err = refused(
+            format,
+            text,
+            "open_duration",
+            "unknown time unit \"parsecs\"",
+        );
+        assert_eq!(err.line(), Some(1), "{err}");
+    }
+    // A number is not a duration: durations carry their unit.
+    refused(
+        Format::Toml,
+        "open_duration = 30\n",
+        "open_duration",
+        "invalid type",
+    );
+}
+
+#[test]
+fn a_threshold_above_one_is_refused_after_parsing() {
+    for (format, text) in [
+        (
+            Format::Toml,
+            "[failure_rate]\nthreshold = 1.5\nwindow = 20\n",
+        ),
+        (
+            Format::Yaml,
+            "failure_rate:\n  threshold: 1.5\n  window: 20\n",
+        ),
+        (
+            Format::Json,
+            r#"{ "failure_rate": { "threshold": 1.5, "window": 20 } }"#,
+        ),
+    ] {
+        let err = refused(
+            format,
+            text,
+            "failure_rate.threshold",
+            "must be greater than 0 and at most 1, got 1.5",
+        );
+        assert!(err.is_out_of_range());
+    }
+}
+
+#[test]
+fn a_window_of_zero_is_refused_after_parsing() {
+    for (format, text) in [
+        (
+            Format::Toml,
+            "failure_rate = { threshold = 0.5, window = 0 }\n",
+        ),
+        (
+            Format::Yaml,
+            "failure_rate: { threshold: 0.5, window: 0 }\n",
+        ),
+        (
+            Format::Json,
+            r#"{ "failure_rate": { "threshold": 0.5, "window": 0 } }"#,
+        ),
+    ] {
+        refused(
+            format,
+            text,
+            "failure_rate.window",
+            "must be from 1 to 32768, got 0",
+        );
+    }
+}
+
+#[test]
+fn type_errors_name_the_nested_field() {
+    refused(
+        Format::Toml,
+        "[failure_rate]\nthreshold = \"half\"\nwindow = 20\n",
+        "failure_rate.threshold",
+        "invalid type: string \"half\"",
+    );
+    refused(
+        Format::Yaml,
+        "failure_rate:\n  threshold: 0.5\n  window: -3\n",
+        "failure_rate.window",
+        "invalid type: integer `-3`, expected usize",
+    );
+    refused(
+        Format::Json,
+        r#"{ "failure_rate": { "threshold": 0.5 } }"#,
+        "failure_rate",
+        "missing field `window`",
+    );
+}
+
+#[test]
+fn syntax_errors_give_the_position_in_one_line() {
+    for (format, text, line) in [
+        (
+            Format::Toml,
+            "consecutive_failures = 5\nopen_duration = \n",
+            2,
+        ),
+        (
+            Format::Yaml,
+            "consecutive_failures: 5\nopen_duration: \"30s\n",
+            3,
+        ),
+        (
+            Format::Json,
+            "{ \"consecutive_failures\": 5,\n  \"open_duration\" }",
+            2,
+        ),
+    ] {
+        let err = Config::from_str_as(format, text).expect_err(text);
+        let message = err.to_string();
+        println!("{message}");
+        assert!(!message.contains('\n'), "{message:?}");
+        // serde_yaml meets the error while reading a field's value, and names the field.
+        let prefix = match format {
+            Format::Yaml => "invalid open_duration: ".to_owned(),
+            _ => format!("invalid {format} configuration: "),
+        };
+        assert!(message.starts_with(&prefix), "{message}");
+        assert_eq!(err.line(), Some(line), "{message}");
+    }
+    let trailing = Config::from_json_str("{} {}").unwrap_err();
+    assert!(
+        trailing.to_string().contains("trailing characters"),
+        "{trailing}"
+    );
+}
+
+#[test]
+fn a_config_that_fits_no_live_breaker_is_refused_by_reconfigure() {
+    let breaker = Breaker::builder().failure_rate(0.5, 20).build().unwrap();
+    let config =
+        Config::from_toml_str("failure_rate = { threshold = 0.5, window = 1000 }").unwrap();
+    let err = breaker.reconfigure(config).unwrap_err();
+    assert_eq!(err.field(), "failure_rate.window");
+    assert_eq!(breaker.config().failure_rate.unwrap().window, 20);
+}
+
+#[test]
+fn reconfiguring_from_files_under_load_keeps_every_count() {
+    // Every file fits the breaker's 64 failure records and its 4 stripes.
+    let files = [
+        "failure_rate = { threshold = 0.2, window = 16 }\nopen_duration = \"20us\"\nstripes = 4\n",
+        "failure_rate = { threshold = 0.9, window = 64 }\nopen_duration = \"50us\"\nstripes = 4\n",
+        "consecutive_failures = 3\nopen_duration = \"10us\"\nstripes = 4\n",
+        "consecutive_failures = 8\nfailure_rate = { threshold = 0.5, window = 8, minimum_calls = 4 }\nopen_duration = \"1ms\"\nstripes = 4\n",
+    ];
+    let configs: Vec<Config> = files
+        .iter()
+        .map(|f| Config::from_toml_str(f).unwrap())
+        .collect();
+    let breaker = Breaker::builder()
+        .failure_rate(0.5, 64)
+        .open_duration(Duration::from_micros(20))
+        .stripes(4)
+        .build()
+        .unwrap();
+    let granted = AtomicU64::new(0);
+    std::thread::scope(|scope| {
+        for t in 0..3usize {
+            let (breaker, granted) = (&breaker, &granted);
+            scope.spawn(move || {
+                for i in 0..20_000usize {
+                    if let Ok(permit) = breaker.try_acquire() {
+                        granted.fetch_add(1, Ordering::Relaxed);
+                        match (i + t) % 11 {
+                            0 | 5 => permit.failure(),
+                            7 => permit.ignore(),
+                            9 => drop(permit),
+                            _ => permit.success(),
+                        }
+                    }
+                }
+            });
+        }
+        scope.spawn(|| {
+            for i in 0..400 {
+                // Parse on every round, as a program watching its configuration file would.
+                let config = Config::from_toml_str(files[i % files.len()]).unwrap();
+                breaker.reconfigure(config).unwrap();
+                assert_eq!(breaker.config(), config);
+            }
+        });
+    });
+    assert_eq!(breaker.metrics().permitted(), granted.into_inner());
+    assert_eq!(breaker.config(), configs[399 % files.len()]);
+}

@@ -1,0 +1,215 @@
+//! The `metrics` facade: absolute counters read at scrape time, transitions counted by a
+//! listener, nothing recorded by ordinary calls.
+#![cfg(feature = "metrics")]
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use hotbreaker::metrics_export::{self, CALLS, FAILURE_RATE, REJECTED, STATE, TRANSITIONS};
+use hotbreaker::{Breaker, ManualClock, Registry};
+use metrics::{
+    Counter, Gauge, Histogram, Key, KeyName, Metadata, Recorder, SharedString, Unit,
+    with_local_recorder,
+};
+
+/// Keeps every counter and gauge by `name{label=value,...}` (labels sorted).
+#[derive(Default)]
+struct TestRecorder {
+    values: Mutex<BTreeMap<String, Arc<AtomicU64>>>,
+    registrations: AtomicU64,
+}
+
+fn key_text(key: &Key) -> String {
+    let mut labels: Vec<String> = key
+        .labels()
+        .map(|label| format!("{}={}", label.key(), label.value()))
+        .collect();
+    labels.sort();
+    format!("{}{{{}}}", key.name(), labels.join(","))
+}
+
+impl TestRecorder {
+    fn cell(&self, key: &Key) -> Arc<AtomicU64> {
+        self.registrations.fetch_add(1, Ordering::Relaxed);
+        let mut values = self.values.lock().unwrap();
+        Arc::clone(values.entry(key_text(key)).or_default())
+    }
+
+    fn counter(&self, key: &str) -> Option<u64> {
+        let values = self.values.lock().unwrap();
+        values.get(key).map(|cell| cell.load(Ordering::Relaxed))
+    }
+
+    fn gauge(&self, key: &str) -> Option<f64> {
+        self.counter(key).map(f64::from_bits)
+    }
+
+    fn keys(&self) -> Vec<String> {
+        self.values.lock().unwrap().keys().cloned().collect()
+    }
+}
+
+impl Recorder for TestRecorder {
+    fn describe_counter(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+    fn describe_gauge(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+    fn describe_histogram(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+
+    fn register_counter(&self, key: &Key, _: &Metadata<'_>) -> Counter {
+        Counter::from_arc(self.cell(key))
+    }
+
+    fn register_gauge(&self, key: &Key, _: &Metadata<'_>) -> Gauge {
+        Gauge::from_arc(self.cell(key))
+    }
+
+    fn register_histogram(&self, _: &Key, _: &Metadata<'_>) -> Histogram {
+        Histogram::noop()
+    }
+}
+
+fn calls(breaker: &str, outcome: &str) -> String {
+    format!("{CALLS}{{breaker={breaker},outcome={outcome}}}")
+}
+
+fn state(breaker: &str, state: &str) -> String {
+    format!("{STATE}{{breaker={breaker},state={state}}}")
+}
+
+fn transitions(breaker: &str, from: &str, to: &str) -> String {
+    format!("{TRANSITIONS}{{breaker={breaker},from={from},to={to}}}")
+}
+
+fn payments(clock: &ManualClock) -> Breaker<ManualClock> {
+    Breaker::builder()
+        .consecutive_failures(2)
+        .open_duration(Duration::from_secs(1))
+        .on_transition(metrics_export::count_transitions("payments"))
+        .clock(clock.clone())
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn ordinary_calls_record_nothing() {
+    let recorder = TestRecorder::default();
+    let clock = ManualClock::new();
+    with_local_recorder(&recorder, || {
+        let breaker = payments(&clock);
+        for i in 0..1_000 {
+            let permit = breaker.try_acquire().unwrap();
+            if i % 10 == 0 {
+                permit.failure()
+            } else {
+                permit.success()
+            }
+        }
+    });
+    assert_eq!(recorder.registrations.load(Ordering::Relaxed), 0);
+    assert!(recorder.keys().is_empty());
+}
+
+#[test]
+fn export_sets_absolute_values_and_the_listener_counts_transitions() {
+    let recorder = TestRecorder::default();
+    let clock = ManualClock::new();
+    with_local_recorder(&recorder, || {
+        let breaker = payments(&clock);
+        for _ in 0..3 {
+            breaker.try_acquire().unwrap().success();
+        }
+        breaker.try_acquire().unwrap().ignore();
+        drop(breaker.try_acquire().unwrap());
+        breaker.try_acquire().unwrap().failure();
+        breaker.try_acquire().unwrap().failure(); // trips
+
+        // The listener counted the opening as it happened.
+        assert_eq!(
+            recorder.counter(&transitions("payments", "closed", "open")),
+            Some(1)
+        );
+        assert_eq!(recorder.gauge(&state("payments", "open")), Some(1.0));
+        assert_eq!(recorder.gauge(&state("payments", "closed")), Some(0.0));
+        // Calls are read only when exported.
+        assert_eq!(recorder.counter(&calls("payments", "success")), None);
+
+        assert!(breaker.try_acquire().is_err());
+        assert!(breaker.try_acquire().is_err());
+        for _ in 0..2 {
+            // Twice: absolute values, so a second scrape does not double anything.
+            metrics_export::export("payments", &breaker);
+        }
+        assert_eq!(recorder.counter(&calls("payments", "success")), Some(3));
+        assert_eq!(recorder.counter(&calls("payments", "failure")), Some(2));
+        assert_eq!(recorder.counter(&calls("payments", "ignored")), Some(1));
+        assert_eq!(recorder.counter(&calls("payments", "released")), Some(1));
+        assert_eq!(
+            recorder.counter(&format!("{REJECTED}{{breaker=payments}}")),
+            Some(2)
+        );
+        assert_eq!(recorder.gauge(&state("payments", "open")), Some(1.0));
+        for other in ["closed", "half_open", "forced_open", "forced_closed"] {
+            assert_eq!(
+                recorder.gauge(&state("payments", other)),
+                Some(0.0),
+                "{other}"
+            );
+        }
+
+        // Recovery: open -> half-open -> closed, each counted once.
+        clock.advance(Duration::from_secs(1));
+        breaker.try_acquire().unwrap().success();
+        assert_eq!(
+            recorder.counter(&transitions("payments", "open", "half_open")),
+            Some(1)
+        );
+        assert_eq!(
+            recorder.counter(&transitions("payments", "half_open", "closed")),
+            Some(1)
+        );
+        assert_eq!(recorder.gauge(&state("payments", "closed")), Some(1.0));
+        assert_eq!(recorder.gauge(&state("payments", "open")), Some(0.0));
+
+        // A failure rate while closed.
+        breaker.try_acquire().unwrap().failure();
+        metrics_export::export("payments", &breaker);
+        assert_eq!(recorder.counter(&calls("payments", "success")), Some(4));
+        assert_eq!(
+            recorder.gauge(&format!("{FAILURE_RATE}{{breaker=payments}}")),
+            Some(breaker.metrics().failure_rate())
+        );
+    });
+}
+
+#[test]
+fn the_registry_exports_every_breaker_under_its_name() {
+    let recorder = TestRecorder::default();
+    let registry = Registry::<ManualClock>::default();
+    let users = registry
+        .get_or_insert_with("users", |name| {
+            Breaker::builder()
+                .consecutive_failures(1)
+                .on_transition(metrics_export::count_transitions(name))
+                .clock(ManualClock::new())
+        })
+        .unwrap();
+    let search = registry
+        .get_or_insert_with("search", |_| Breaker::builder().clock(ManualClock::new()))
+        .unwrap();
+    with_local_recorder(&recorder, || {
+        users.try_acquire().unwrap().failure();
+        search.try_acquire().unwrap().success();
+        search.try_acquire().unwrap().success();
+        registry.export_metrics();
+    });
+    assert_eq!(recorder.counter(&calls("users", "failure")), Some(1));
+    assert_eq!(recorder.counter(&calls("search", "success")), Some(2));
+    assert_eq!(recorder.counter(&calls("search", "failure")), Some(0));
+    assert_eq!(recorder.gauge(&state("users", "open")), Some(1.0));
+    assert_eq!(recorder.gauge(&state("search", "closed")), Some(1.0));
+    assert_eq!(
+        recorder.counter(&transitions("users", "closed", "open")),
+        Some(1)
+    );
+}

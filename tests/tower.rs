@@ -1,0 +1,424 @@
+//! The tower layer: rejection, classification, cancellation, readiness, and retry inside the
+//! breaker.
+#![cfg(feature = "tower")]
+
+use std::convert::Infallible;
+use std::future::{Pending, Ready, pending, ready};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use hotbreaker::tower::{BreakerLayer, HttpClassifier};
+use hotbreaker::{Breaker, CallError, ManualClock, Outcome, Rejected, State};
+use tower::retry::{Policy, RetryLayer};
+use tower::{Layer, Service, ServiceBuilder, ServiceExt, service_fn};
+
+/// Generous guard against a hang; no test depends on how long anything takes.
+const GUARD: Duration = Duration::from_secs(10);
+
+fn breaker(consecutive: usize) -> (Arc<Breaker<ManualClock>>, ManualClock) {
+    let clock = ManualClock::new();
+    let breaker = Breaker::builder()
+        .consecutive_failures(consecutive)
+        .open_duration(Duration::from_secs(1))
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    (Arc::new(breaker), clock)
+}
+
+/// Trips `breaker` and lets its open period end: the next call is a probe.
+fn half_open(breaker: &Breaker<ManualClock>, clock: &ManualClock) {
+    while breaker.state() == State::Closed {
+        breaker.try_acquire().unwrap().failure();
+    }
+    clock.advance(Duration::from_secs(1));
+    assert_eq!(breaker.state(), State::HalfOpen);
+}
+
+fn response(status: u16) -> http::Response<()> {
+    let mut response = http::Response::new(());
+    *response.status_mut() = http::StatusCode::from_u16(status).unwrap();
+    response
+}
+
+/// A dependency that answers each request (a status code) with that status, and counts calls.
+fn dependency(
+    calls: &Arc<AtomicUsize>,
+) -> impl use<>
++ Service<
+    u16,
+    Response = http::Response<()>,
+    Error = Infallible,
+    Future = Ready<Result<http::Response<()>, Infallible>>,
+> + Clone {
+    let calls = Arc::clone(calls);
+    service_fn(move |status: u16| {
+        calls.fetch_add(1, Ordering::Relaxed);
+        ready(Ok(response(status)))
+    })
+}
+
+async fn send<S: Service<u16>>(service: &mut S, status: u16) -> Result<S::Response, S::Error> {
+    tokio::time::timeout(GUARD, async { service.ready().await?.call(status).await })
+        .await
+        .expect("the call finished")
+}
+
+#[tokio::test]
+async fn an_open_breaker_rejects_without_calling_the_service() {
+    let (breaker, _clock) = breaker(2);
+    let calls = Arc::new(AtomicUsize::new(0));
+    let mut service = ServiceBuilder::new()
+        .layer(BreakerLayer::new(Arc::clone(&breaker)).classify(HttpClassifier))
+        .service(dependency(&calls));
+
+    for _ in 0..2 {
+        let reply = send(&mut service, 503)
+            .await
+            .expect("503 is a response, not an error");
+        assert_eq!(reply.status(), 503);
+    }
+    assert_eq!(breaker.state(), State::Open);
+
+    match send(&mut service, 200).await {
+        Err(CallError::Rejected(rejected)) => {
+            assert_eq!(rejected.state(), State::Open);
+            assert_eq!(rejected.retry_after(), Some(Duration::from_secs(1)));
+        }
+        other => panic!("expected a rejection, got {other:?}"),
+    }
+    assert_eq!(
+        calls.load(Ordering::Relaxed),
+        2,
+        "the rejected call never reached the service"
+    );
+    assert_eq!(breaker.metrics().rejected, 1);
+}
+
+#[tokio::test]
+async fn http_classifier_fails_5xx_ignores_4xx_and_passes_the_rest() {
+    let (breaker, _clock) = breaker(3);
+    let calls = Arc::new(AtomicUsize::new(0));
+    let mut service = ServiceBuilder::new()
+        .layer(BreakerLayer::new(Arc::clone(&breaker)).classify(HttpClassifier))
+        .service(dependency(&calls));
+
+    send(&mut service, 500).await.unwrap();
+    let m = breaker.metrics();
+    assert_eq!((m.failures, m.ignored, m.successes), (1, 0, 0), "500 fails");
+    assert_eq!(m.consecutive_failures, 1);
+
+    // Any number of 404s neither trips the breaker nor ends the run of failures.
+    for _ in 0..10 {
+        send(&mut service, 404).await.unwrap();
+    }
+    let m = breaker.metrics();
+    assert_eq!(
+        (m.failures, m.ignored, m.successes),
+        (1, 10, 0),
+        "404 is ignored"
+    );
+    assert_eq!(m.consecutive_failures, 1);
+    assert_eq!(breaker.state(), State::Closed);
+
+    send(&mut service, 200).await.unwrap();
+    send(&mut service, 302).await.unwrap();
+    let m = breaker.metrics();
+    assert_eq!(
+        (m.failures, m.ignored, m.successes),
+        (1, 10, 2),
+        "200 and 302 succeed"
+    );
+    assert_eq!(m.consecutive_failures, 0);
+}
+
+#[tokio::test]
+async fn errors_fail_and_closures_classify() {
+    let (breaker, _clock) = breaker(1);
+    // A service with its own errors, and a closure that ignores one kind of them.
+    let mut service = ServiceBuilder::new()
+        .layer(BreakerLayer::new(Arc::clone(&breaker)).classify(
+            |result: &Result<(), &'static str>| match result {
+                Err("bad request") => Outcome::Ignore,
+                Err(_) => Outcome::Failure,
+                Ok(()) => Outcome::Success,
+            },
+        ))
+        .service(service_fn(|status: u16| {
+            ready(match status {
+                400 => Err("bad request"),
+                500 => Err("timed out"),
+                _ => Ok(()),
+            })
+        }));
+
+    assert_eq!(
+        send(&mut service, 400).await,
+        Err(CallError::Failed("bad request"))
+    );
+    assert_eq!(breaker.state(), State::Closed);
+    assert_eq!(
+        send(&mut service, 500).await,
+        Err(CallError::Failed("timed out"))
+    );
+    assert_eq!(breaker.state(), State::Open);
+    assert!(send(&mut service, 200).await.unwrap_err().is_rejected());
+}
+
+#[tokio::test]
+async fn a_dropped_response_future_gives_its_probe_back() {
+    let (breaker, clock) = breaker(1);
+    half_open(&breaker, &clock);
+    let hangs = Arc::new(AtomicUsize::new(1));
+    let mut service = ServiceBuilder::new()
+        .layer(BreakerLayer::new(Arc::clone(&breaker)))
+        .service(service_fn({
+            let hangs = Arc::clone(&hangs);
+            move |_: u16| {
+                let hang = hangs.fetch_sub(1, Ordering::Relaxed) > 0;
+                async move {
+                    if hang {
+                        pending::<()>().await;
+                    }
+                    Ok::<_, Infallible>("reply")
+                }
+            }
+        }));
+
+    // The probe's call hangs and its caller gives up.
+    let probe = service.ready().await.unwrap().call(200);
+    assert!(
+        tokio::time::timeout(Duration::from_millis(5), probe)
+            .await
+            .is_err()
+    );
+    let m = breaker.metrics();
+    assert_eq!(
+        (m.released, m.probes_out),
+        (1, 0),
+        "the dropped future released its probe"
+    );
+    assert_eq!(
+        breaker.state(),
+        State::HalfOpen,
+        "not stuck with a probe out"
+    );
+
+    // The next caller probes and closes the breaker.
+    assert_eq!(send(&mut service, 200).await, Ok("reply"));
+    assert_eq!(breaker.state(), State::Closed);
+}
+
+#[tokio::test]
+async fn a_response_future_dropped_before_its_first_poll_releases_too() {
+    let (breaker, clock) = breaker(1);
+    half_open(&breaker, &clock);
+    let calls = Arc::new(AtomicUsize::new(0));
+    let mut service = BreakerLayer::new(Arc::clone(&breaker)).layer(dependency(&calls));
+    let future = service.ready().await.unwrap().call(200);
+    assert_eq!(breaker.metrics().probes_out, 1);
+    drop(future);
+    assert_eq!(breaker.metrics().probes_out, 0);
+    assert_eq!(send(&mut service, 200).await.unwrap().status(), 200);
+    assert_eq!(breaker.state(), State::Closed);
+}
+
+/// A service that is never ready, and counts the calls it gets anyway.
+#[derive(Clone, Default)]
+struct NeverReady {
+    calls: Arc<AtomicUsize>,
+}
+
+impl Service<u16> for NeverReady {
+    type Response = ();
+    type Error = Infallible;
+    type Future = Pending<Result<(), Infallible>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Pending
+    }
+
+    fn call(&mut self, _request: u16) -> Self::Future {
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        pending()
+    }
+}
+
+#[tokio::test]
+async fn readiness_takes_no_permit() {
+    let (breaker, clock) = breaker(1);
+    half_open(&breaker, &clock);
+    let calls = Arc::new(AtomicUsize::new(0));
+    let mut services: Vec<_> = (0..5)
+        .map(|_| BreakerLayer::new(Arc::clone(&breaker)).layer(dependency(&calls)))
+        .collect();
+    // Five services made ready, none called: no probe place is taken.
+    for service in &mut services {
+        service.ready().await.unwrap();
+    }
+    let m = breaker.metrics();
+    assert_eq!((m.probes_out, m.released, m.rejected), (0, 0, 0));
+    drop(services);
+    assert_eq!(breaker.metrics().released, 0, "nothing to give back");
+    // The one probe place is still free.
+    assert!(breaker.try_acquire().unwrap().is_probe());
+}
+
+#[tokio::test]
+async fn an_open_breaker_is_ready_at_once_even_if_the_service_is_stuck() {
+    let (breaker, _clock) = breaker(1);
+    breaker.try_acquire().unwrap().failure();
+    let stuck = NeverReady::default();
+    let mut service = BreakerLayer::new(Arc::clone(&breaker)).layer(stuck.clone());
+    match send(&mut service, 200).await {
+        Err(CallError::Rejected(rejected)) => assert_eq!(rejected.state(), State::Open),
+        other => panic!("expected a rejection, got {other:?}"),
+    }
+    assert_eq!(stuck.calls.load(Ordering::Relaxed), 0);
+}
+
+#[tokio::test]
+async fn a_service_not_made_ready_is_not_called_when_the_open_period_ends_meanwhile() {
+    let (breaker, clock) = breaker(1);
+    breaker.try_acquire().unwrap().failure();
+    let stuck = NeverReady::default();
+    let mut service = BreakerLayer::new(Arc::clone(&breaker)).layer(stuck.clone());
+    // Ready because the breaker is open (the inner service was not asked) ...
+    tokio::time::timeout(GUARD, service.ready())
+        .await
+        .unwrap()
+        .unwrap();
+    // ... and the open period ends before the call.
+    clock.advance(Duration::from_secs(1));
+    let result = tokio::time::timeout(GUARD, service.call(200))
+        .await
+        .unwrap();
+    match result {
+        Err(CallError::Rejected(rejected)) => {
+            assert_eq!(rejected.retry_after(), Some(Duration::ZERO))
+        }
+        other => panic!("expected a rejection, got {other:?}"),
+    }
+    assert_eq!(
+        stuck.calls.load(Ordering::Relaxed),
+        0,
+        "the unready service was not called"
+    );
+    let m = breaker.metrics();
+    assert_eq!(
+        (m.probes_out, m.released),
+        (0, 1),
+        "the probe place was given back"
+    );
+    assert!(breaker.try_acquire().unwrap().is_probe());
+}
+
+/// Retries a request up to `attempts` times in all while it gets a 5xx or an error.
+#[derive(Clone)]
+struct Attempts(usize);
+
+impl<B, E> Policy<u16, http::Response<B>, E> for Attempts {
+    type Future = Ready<()>;
+
+    fn retry(
+        &mut self,
+        _: &mut u16,
+        result: &mut Result<http::Response<B>, E>,
+    ) -> Option<Ready<()>> {
+        let failed = result
+            .as_ref()
+            .map_or(true, |r| r.status().is_server_error());
+        (failed && self.0 > 1).then(|| {
+            self.0 -= 1;
+            ready(())
+        })
+    }
+
+    fn clone_request(&mut self, request: &u16) -> Option<u16> {
+        Some(*request)
+    }
+}
+
+#[tokio::test]
+async fn retry_inside_the_breaker_counts_one_outcome_per_request() {
+    let (breaker, _clock) = breaker(2);
+    let attempts = Arc::new(AtomicUsize::new(0));
+    let flaky_until = Arc::new(AtomicUsize::new(0));
+    // Fails with a 503 while `attempts` is below `flaky_until`.
+    let dependency = service_fn({
+        let (attempts, flaky_until) = (Arc::clone(&attempts), Arc::clone(&flaky_until));
+        move |status: u16| {
+            let n = attempts.fetch_add(1, Ordering::Relaxed);
+            let status = if n < flaky_until.load(Ordering::Relaxed) {
+                503
+            } else {
+                status
+            };
+            ready(Ok::<_, Infallible>(response(status)))
+        }
+    });
+    // The order the article gives: the breaker outside, the retry inside.
+    let mut service = ServiceBuilder::new()
+        .layer(BreakerLayer::new(Arc::clone(&breaker)).classify(HttpClassifier))
+        .layer(RetryLayer::new(Attempts(3)))
+        .service(dependency);
+
+    // A passing fault: the first attempt fails, the retry succeeds, the breaker sees a success.
+    flaky_until.store(1, Ordering::Relaxed);
+    assert_eq!(send(&mut service, 200).await.unwrap().status(), 200);
+    assert_eq!(attempts.load(Ordering::Relaxed), 2);
+    let m = breaker.metrics();
+    assert_eq!((m.successes, m.failures), (1, 0));
+
+    // The dependency is down: each request spends its three attempts and counts once.
+    flaky_until.store(usize::MAX, Ordering::Relaxed);
+    for _ in 0..2 {
+        assert_eq!(send(&mut service, 200).await.unwrap().status(), 503);
+    }
+    assert_eq!(attempts.load(Ordering::Relaxed), 2 + 2 * 3);
+    let m = breaker.metrics();
+    assert_eq!((m.successes, m.failures), (1, 2));
+    assert_eq!(breaker.state(), State::Open);
+
+    // Open: the breaker rejects before any retry is tried.
+    assert!(send(&mut service, 200).await.unwrap_err().is_rejected());
+    assert_eq!(attempts.load(Ordering::Relaxed), 8);
+}
+
+#[tokio::test]
+async fn boxed_errors_downcast_to_rejected_or_the_inner_error() {
+    let (breaker, _clock) = breaker(1);
+    let mut service = ServiceBuilder::new()
+        .map_err(CallError::<std::io::Error>::into_boxed)
+        .layer(BreakerLayer::new(Arc::clone(&breaker)))
+        .service(service_fn(|_: u16| {
+            ready(Err::<(), _>(std::io::Error::from(
+                std::io::ErrorKind::TimedOut,
+            )))
+        }));
+    let failed = send(&mut service, 200).await.unwrap_err();
+    assert_eq!(
+        failed.downcast_ref::<std::io::Error>().map(|e| e.kind()),
+        Some(std::io::ErrorKind::TimedOut)
+    );
+    let rejected = send(&mut service, 200).await.unwrap_err();
+    assert_eq!(
+        rejected.downcast_ref::<Rejected>().map(|r| r.state()),
+        Some(State::Open)
+    );
+}
+
+#[test]
+fn services_and_futures_are_send() {
+    fn assert_send<T: Send + 'static>(_: &T) {}
+    let (breaker, _clock) = breaker(1);
+    let calls = Arc::new(AtomicUsize::new(0));
+    let mut service = BreakerLayer::new(breaker)
+        .classify(HttpClassifier)
+        .layer(dependency(&calls));
+    assert_send(&service);
+    let future = service.call(200);
+    assert_send(&future);
+}
