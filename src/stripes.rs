@@ -124,6 +124,7 @@ fn assign_slot(slot: &Cell<u32>) -> u32 {
         Ok(()) => registry().claim().unwrap_or(NO_SLOT),
         Err(_) => NO_SLOT,
     };
+    crate::sync::prepare_thread();
     slot.set(assigned);
     assigned
 }

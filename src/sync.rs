@@ -41,6 +41,22 @@ impl Backoff {
     }
 }
 
+/// One-time setup of the calling thread, done on its first call into any breaker (when it
+/// takes its counter stripe).
+///
+/// arc-swap gives every thread that reads an `ArcSwap` a node of its own, allocating one unless
+/// an exited thread left one to reuse. Taking it here, with a throwaway read, means that reading
+/// the settings later (on a failure, a trip, a probe) never allocates.
+#[cfg(not(loom))]
+pub(crate) fn prepare_thread() {
+    static CLAIMS_THE_THREAD_NODE: arc_swap::ArcSwapOption<()> =
+        arc_swap::ArcSwapOption::const_empty();
+    drop(CLAIMS_THE_THREAD_NODE.load());
+}
+
+#[cfg(loom)]
+pub(crate) fn prepare_thread() {}
+
 /// Blocks while `word` holds `seen`, for at most `timeout`. May return early for any reason
 /// (a wake, a signal, a spurious return); callers re-check what they wait for.
 ///

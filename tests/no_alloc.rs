@@ -93,23 +93,63 @@ fn exercise_every_path(breaker: &Breaker<ManualClock>, clock: &ManualClock) {
     breaker.reset();
 }
 
+/// Runs every path on `threads` threads alive at once, each after one warm-up success, and
+/// returns the allocations each thread made after its warm-up.
+fn allocations_after_first_call(
+    threads: usize,
+    build: impl Fn(ManualClock) -> Breaker<ManualClock> + Sync,
+) -> Vec<usize> {
+    let all_warm = std::sync::Barrier::new(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                let (all_warm, build) = (&all_warm, &build);
+                scope.spawn(move || {
+                    let clock = ManualClock::new();
+                    let breaker = build(clock.clone());
+                    // A thread's first call takes its stripe slot, registers a thread-local
+                    // destructor and claims arc-swap's node for the thread: allocations the
+                    // standard library and arc-swap may make, once per thread.
+                    let _ = breaker.try_acquire().map(|p| p.success());
+                    all_warm.wait(); // all threads alive at once: none reuses another's node
+                    let allocations = allocations_during(|| exercise_every_path(&breaker, &clock));
+                    assert!(breaker.metrics().openings >= 50);
+                    allocations
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
 #[test]
 fn no_call_path_allocates() {
-    let clock = ManualClock::new();
-    let breaker = Breaker::builder()
-        .failure_rate(0.5, 20)
-        .consecutive_failures(5)
-        .open_duration(Duration::from_millis(10))
-        .on_transition(|_| {})
-        .clock(clock.clone())
-        .build()
-        .unwrap();
-    // The first call on a thread claims its stripe slot and registers a thread-local
-    // destructor, which the standard library may allocate for, once per thread.
-    let _ = breaker.try_acquire().map(|p| p.success());
-    let allocations = allocations_during(|| exercise_every_path(&breaker, &clock));
-    assert_eq!(allocations, 0);
-    assert!(breaker.metrics().openings >= 50);
+    let rules = |clock| {
+        Breaker::builder()
+            .failure_rate(0.5, 20)
+            .consecutive_failures(5)
+            .open_duration(Duration::from_millis(10))
+            .on_transition(|_| {})
+            .clock(clock)
+            .build()
+            .unwrap()
+    };
+    assert_eq!(allocations_after_first_call(8, rules), [0; 8]);
+}
+
+#[test]
+fn no_call_path_allocates_even_when_the_warm_up_never_read_the_settings() {
+    // With only a consecutive rule the window starts clean: the warm-up success reads nothing
+    // but the state and the window word, and the first read of the settings is a failure's.
+    let run_only = |clock| {
+        Breaker::builder()
+            .consecutive_failures(5)
+            .open_duration(Duration::from_millis(10))
+            .clock(clock)
+            .build()
+            .unwrap()
+    };
+    assert_eq!(allocations_after_first_call(8, run_only), [0; 8]);
 }
 
 #[test]
