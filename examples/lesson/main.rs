@@ -7,7 +7,9 @@ mod cli;
 mod json;
 mod lesson;
 mod model;
+mod plot;
 mod report;
+mod sweep;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -57,6 +59,42 @@ fn execute(command: Command) -> Result<String, String> {
             Ok(match output {
                 Output::Tables => report::single_run(&scenario, &counts),
                 Output::Json => json::run_line(&scenario, &counts) + "\n",
+            })
+        }
+        Command::Custom(custom) => {
+            let cli::CustomRun {
+                scenario,
+                conditions,
+                output,
+                plot,
+            } = *custom;
+            let counts = match plot {
+                None => model::simulate(&scenario, &conditions, &mut ()).map_err(refused)?,
+                Some(path) => {
+                    let traced = plot::trace(&scenario, &conditions).map_err(refused)?;
+                    plot::write(&path, &plot::svg(&scenario, &conditions, &traced)?)?;
+                    traced.with_breaker.1
+                }
+            };
+            // A plot of a lesson run prints the lesson run's report.
+            let lesson = conditions.is_lesson();
+            Ok(match output {
+                Output::Tables if lesson => report::single_run(&scenario, &counts),
+                Output::Tables => report::custom_run(&scenario, &conditions, &counts),
+                Output::Json if lesson => json::run_line(&scenario, &counts) + "\n",
+                Output::Json => json::custom_run_line(&scenario, &conditions, &counts) + "\n",
+            })
+        }
+        Command::Sweep(setup) => {
+            let candidates = sweep::grid();
+            // Five runs a rule: four modes, and the four runs without a breaker once.
+            let runs = (candidates.len() + 1) * 4;
+            let progress = sweep::Progress::new(runs as u64);
+            let done = sweep::run(&setup.base, &setup.conditions, &candidates, &progress)
+                .map_err(refused)?;
+            Ok(match setup.output {
+                Output::Tables => sweep::report(&done),
+                Output::Json => sweep::json_lines(&done),
             })
         }
     }
