@@ -39,6 +39,7 @@ the rules on the Pareto frontier of those two costs, and the one recommended.
   --json             one JSON object per run (per rule, for sweep) instead of tables
   --plot FILE.svg    also draw the run, with and without the breaker, round by round: slots
                      held by each flow, tracking queries that found no slot, breaker state
+                     (at most {MAX_PLOT_ROUNDS} rounds)
   -h, --help         this text
 
 Timing and traffic (defaults: the lesson's):
@@ -67,6 +68,8 @@ const MAX_ROUNDS: u64 = 1_000_000_000;
 const MAX_SLOTS: u64 = 1_000_000;
 /// 2^53 - 1: beyond it the lesson's model, in JavaScript numbers, no longer holds the seed.
 const MAX_SEED: u64 = (1 << 53) - 1;
+/// A plot draws every round; beyond this many its SVG would be too large to be of use.
+const MAX_PLOT_ROUNDS: u64 = 100_000;
 /// Requests per second of one flow: 10 000 a round is already far beyond a slot pool's reach.
 const MAX_RATE: f64 = 1_000_000.0;
 
@@ -211,9 +214,8 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Command, String>
                 set_once(&mut given.fail_hold, &flag, hold)?;
             }
             "--plot" => set_once(&mut given.plot, &flag, parse_svg_path(&flag, &value()?)?)?,
-            _ if flag == "sweep" => {
-                return Err("sweep comes first: lesson sweep [FLAGS]".to_string());
-            }
+            "sweep" if given.sweep => return Err(twice(&flag)),
+            "sweep" => return Err("sweep comes first: lesson sweep [FLAGS]".to_string()),
             _ if flag.starts_with('-') => return Err(format!("unknown flag {flag} (see --help)")),
             _ => {
                 return Err(format!(
@@ -282,6 +284,11 @@ fn command(given: Given) -> Result<Command, String> {
         open_rounds: given.open_rounds.unwrap_or(lesson.open_rounds),
         ..base_scenario(&given, lesson)
     };
+    if given.plot.is_some() && scenario.rounds > MAX_PLOT_ROUNDS {
+        return Err(format!(
+            "--plot draws every round, at most {MAX_PLOT_ROUNDS}: give fewer --rounds"
+        ));
+    }
     if conditions.is_lesson() && given.plot.is_none() {
         return Ok(Command::Single(scenario, output));
     }

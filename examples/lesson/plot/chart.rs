@@ -24,14 +24,14 @@ const Y_LABELS_WIDTH: u32 = 70;
 const MARGIN_RIGHT: u32 = 24;
 const FONT: &str = "sans-serif";
 
-const TRACKING: RGBColor = RGBColor(49, 110, 180);
-const EVENT_CALL: RGBColor = RGBColor(232, 140, 40);
-const EVENT_REJECTED: RGBColor = RGBColor(150, 150, 150);
-const NO_SLOT: RGBColor = RGBColor(110, 40, 150);
-const CLOSED: RGBColor = RGBColor(90, 170, 90);
-const OPEN: RGBColor = RGBColor(200, 30, 45);
-const HALF_OPEN: RGBColor = RGBColor(240, 190, 40);
-const NO_BREAKER: RGBColor = RGBColor(215, 215, 215);
+pub const TRACKING: RGBColor = RGBColor(49, 110, 180);
+pub const EVENT_CALL: RGBColor = RGBColor(232, 140, 40);
+pub const EVENT_REJECTED: RGBColor = RGBColor(150, 150, 150);
+pub const NO_SLOT: RGBColor = RGBColor(110, 40, 150);
+pub const CLOSED: RGBColor = RGBColor(90, 170, 90);
+pub const OPEN: RGBColor = RGBColor(200, 30, 45);
+pub const HALF_OPEN: RGBColor = RGBColor(240, 190, 40);
+pub const NO_BREAKER: RGBColor = RGBColor(215, 215, 215);
 const INK: RGBColor = RGBColor(40, 40, 40);
 
 /// What a panel shows above its strips.

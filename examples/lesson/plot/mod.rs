@@ -1,7 +1,7 @@
 //! `--plot`: one scenario drawn round by round, without and with its breaker, so the effect is
 //! seen rather than read.
 
-mod chart;
+pub mod chart;
 pub mod trace;
 
 use std::path::Path;

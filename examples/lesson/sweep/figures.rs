@@ -16,6 +16,7 @@ pub struct ModeRuns {
 /// A rule's figures in a mode where it should open.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FaultFigures {
+    pub openings: u64,
     pub detection: Option<Detection>,
     /// Slot-rounds until detection; a fault never detected costs every slot-round its calls
     /// held from its start to the end of the run.
@@ -29,6 +30,7 @@ pub struct FaultFigures {
 impl FaultFigures {
     fn new(with: &RunCounts, without: &RunCounts) -> Self {
         FaultFigures {
+            openings: with.openings,
             detection: with.detection,
             detection_cost: with
                 .detection

@@ -81,8 +81,8 @@ fn fault_fields(line: &mut String, mode: &str, fault: &FaultFigures) {
     };
     let _ = write!(
         line,
-        r#","{mode}_detection_round":{round},"{mode}_detection_slot_rounds":{slot_rounds},"{mode}_detection_cost":{},"{mode}_calls_saved":{},"{mode}_tracking_rescued":{}"#,
-        fault.detection_cost, fault.calls_saved, fault.tracking_rescued,
+        r#","{mode}_openings":{},"{mode}_detection_round":{round},"{mode}_detection_slot_rounds":{slot_rounds},"{mode}_detection_cost":{},"{mode}_calls_saved":{},"{mode}_tracking_rescued":{}"#,
+        fault.openings, fault.detection_cost, fault.calls_saved, fault.tracking_rescued,
     );
 }
 
