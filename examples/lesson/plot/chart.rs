@@ -15,8 +15,8 @@ use super::trace::{Trace, USES};
 
 const WIDTH: u32 = 1200;
 const LEGEND_HEIGHT: u32 = 64;
-const PANEL_HEIGHT: u32 = 400;
-const TITLE_HEIGHT: u32 = 34;
+const PANEL_HEIGHT: u32 = 420;
+const TITLE_HEIGHT: u32 = 54;
 const SLOTS_HEIGHT: u32 = 210;
 const NO_SLOT_HEIGHT: u32 = 80;
 /// The rest of a panel: the band and the round axis under it.
@@ -34,9 +34,10 @@ pub const HALF_OPEN: RGBColor = RGBColor(240, 190, 40);
 pub const NO_BREAKER: RGBColor = RGBColor(215, 215, 215);
 const INK: RGBColor = RGBColor(40, 40, 40);
 
-/// What a panel shows above its strips.
+/// What a panel shows above its strips: a title naming the run, and a line of its counts.
 pub struct Panel<'a> {
     pub title: String,
+    pub counts: String,
     pub trace: &'a Trace,
 }
 
@@ -119,6 +120,13 @@ fn draw_panel(
             (FONT, 17).into_font().style(FontStyle::Bold).color(&INK),
         ))
         .map_err(failed)?;
+    title
+        .draw(&Text::new(
+            panel.counts.as_str(),
+            (Y_LABELS_WIDTH as i32, 32),
+            (FONT, 15).into_font().color(&INK),
+        ))
+        .map_err(failed)?;
     let (slots_area, lower) = body.split_vertically(SLOTS_HEIGHT);
     let (no_slot_area, band_area) = lower.split_vertically(NO_SLOT_HEIGHT);
 
@@ -194,7 +202,14 @@ fn draw_panel(
         .configure_mesh()
         .disable_x_mesh()
         .y_labels(3)
-        .y_label_formatter(&|count| format!("{count:.0}"))
+        // Counts are whole: a tick between two of them gets no label.
+        .y_label_formatter(&|count| {
+            if count.fract() == 0.0 {
+                format!("{count:.0}")
+            } else {
+                String::new()
+            }
+        })
         .y_desc("no slot")
         .label_style((FONT, 13))
         .axis_desc_style((FONT, 14))

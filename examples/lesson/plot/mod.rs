@@ -56,23 +56,22 @@ pub fn svg(
     let (trace_with, with) = &traced.with_breaker;
     let panels = [
         Panel {
-            title: format!(
-                "{mode}, without a breaker: {} calls to the dependency, {} tracking queries \
-                 found no slot",
+            title: format!("{mode}, without a breaker"),
+            counts: format!(
+                "{} calls to the dependency, {} tracking queries found no slot",
                 without.calls, without.tracking_no_slot
             ),
             trace: trace_without,
         },
         Panel {
             title: format!(
-                "{mode}, with --rule {} --open-rounds {}{timing}: {} calls, {} tracking \
-                 queries found no slot, {} openings, {} events rejected",
-                scenario.rule,
-                scenario.open_rounds,
-                with.calls,
-                with.tracking_no_slot,
-                with.openings,
-                with.event_rejected
+                "{mode}, with --rule {} --open-rounds {}{timing}",
+                scenario.rule, scenario.open_rounds
+            ),
+            counts: format!(
+                "{} calls to the dependency, {} tracking queries found no slot, {} openings, {} \
+                 events rejected",
+                with.calls, with.tracking_no_slot, with.openings, with.event_rejected
             ),
             trace: trace_with,
         },
