@@ -15,7 +15,9 @@ use hotbreaker::testing::{ModelConfig, ModelPermit, ReferenceModel};
 use model::{Conditions, Detection, Mode, Rule, RunCounts, Scenario, Timing};
 
 /// The lesson's model, once more, with the reference model in place of the breaker and every
-/// verdict reported when its call ends, before that round's arrivals.
+/// verdict reported when its call ends, before that round's arrivals. Its constants are the
+/// lesson's own, as its JavaScript states them (`KIP`, `TAKIP`, `OLAY`, `TAKIP_TUTUS`), written
+/// here independently of the example so that the two can disagree.
 fn reference_run(scenario: &Scenario) -> RunCounts {
     const MODULUS: u64 = 2_147_483_647;
     let mut seed = scenario.seed % MODULUS;

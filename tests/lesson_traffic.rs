@@ -46,16 +46,18 @@ fn output(args: &[&str]) -> Result<String, String> {
 }
 
 /// The lesson's traffic flags with the lesson's values, spelled out.
-const LESSON_TRAFFIC_FLAGS: [&str; 8] = [
-    "--timing",
-    "lesson",
-    "--tracking-rate",
-    "416.67",
-    "--tracking-hold",
-    "4",
-    "--event-rate",
-    "97.22",
-];
+fn lesson_traffic_flags() -> Vec<String> {
+    let lesson = Traffic::LESSON;
+    [
+        ("--timing", Timing::Lesson.name().to_string()),
+        ("--tracking-rate", lesson.tracking_per_second.to_string()),
+        ("--tracking-hold", lesson.tracking_hold.to_string()),
+        ("--event-rate", lesson.event_per_second.to_string()),
+    ]
+    .into_iter()
+    .flat_map(|(flag, value)| [flag.to_string(), value])
+    .collect()
+}
 
 const RULES: [&str; 4] = ["none", "consecutive:5", "rate:0.5/20", "rate:0.1/20"];
 
@@ -80,7 +82,12 @@ fn the_lessons_values_given_as_flags_change_nothing() {
         for rule in RULES {
             for json in [&[][..], &["--json"][..]] {
                 let plain = [&["--mode", mode, "--rule", rule][..], json].concat();
-                let spelled = [&plain[..], &LESSON_TRAFFIC_FLAGS[..]].concat();
+                let spelled_out = lesson_traffic_flags();
+                let spelled: Vec<&str> = plain
+                    .iter()
+                    .copied()
+                    .chain(spelled_out.iter().map(String::as_str))
+                    .collect();
                 assert_eq!(
                     cli::parse(spelled.iter().map(|a| a.to_string())),
                     cli::parse(plain.iter().map(|a| a.to_string()))
@@ -91,18 +98,13 @@ fn the_lessons_values_given_as_flags_change_nothing() {
     }
 }
 
-/// The fault flags set to a mode's own numbers reproduce that mode.
+/// Every fault number of `mode`, given as an override.
 fn own_numbers(mode: Mode) -> FaultOverride {
-    let (p, ok_hold, fail_hold) = match mode {
-        Mode::Healthy => (0.025, 6, 22),
-        Mode::Partial => (0.125, 6, 3),
-        Mode::Slowdown => (1.0, 6, 22),
-        Mode::Halt => (1.0, 6, 3),
-    };
+    let behaviour = mode.behaviour();
     FaultOverride {
-        failure_probability: Some(p),
-        success_hold: Some(ok_hold),
-        failure_hold: Some(fail_hold),
+        failure_probability: Some(behaviour.failure_probability),
+        success_hold: Some(behaviour.success_hold),
+        failure_hold: Some(behaviour.failure_hold),
     }
 }
 
@@ -110,11 +112,12 @@ fn own_numbers(mode: Mode) -> FaultOverride {
 fn every_condition_at_the_lessons_value_reproduces_the_lesson_runs() {
     for scenario in lesson::table_runs() {
         let lesson = model::run(&scenario).expect("a lesson rule");
+        let lesson_traffic = Traffic::LESSON;
         let spelled = Conditions {
             traffic: Traffic {
-                tracking_per_second: 416.67,
-                tracking_hold: 4,
-                event_per_second: 97.22,
+                tracking_per_second: lesson_traffic.tracking_per_second,
+                tracking_hold: lesson_traffic.tracking_hold,
+                event_per_second: lesson_traffic.event_per_second,
             },
             fault: own_numbers(scenario.mode),
             timing: Timing::Lesson,

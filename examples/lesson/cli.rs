@@ -52,15 +52,26 @@ Timing and traffic (defaults: the lesson's):
                      most {MAX_RATE} (default {event_rate})
 Your own failure, from --fault-at on, in place of the chosen mode's numbers (partial, slowdown
 or halt; before the fault the dependency is the lesson's healthy one):
-  --fail-p P         the share of calls that fail, 0 to 1 (partial 0.125, slowdown and halt 1)
-  --ok-hold N        rounds a successful call holds its slot, 1 to {MAX_ROUNDS} (every mode: 6)
-  --fail-hold N      rounds a failed call holds its slot, 1 to {MAX_ROUNDS} (partial and
-                     halt: 3, slowdown: 22)
+  --fail-p P         the share of calls that fail, 0 to 1 ({fail_p})
+  --ok-hold N        rounds a successful call holds its slot, 1 to {MAX_ROUNDS}
+                     ({ok_hold})
+  --fail-hold N      rounds a failed call holds its slot, 1 to {MAX_ROUNDS}
+                     ({fail_hold})
 ",
         tracking_rate = lesson.tracking_per_second,
         tracking_hold = lesson.tracking_hold,
         event_rate = lesson.event_per_second,
+        fail_p = by_fault_mode(|mode| mode.behaviour().failure_probability.to_string()),
+        ok_hold = by_fault_mode(|mode| mode.behaviour().success_hold.to_string()),
+        fail_hold = by_fault_mode(|mode| mode.behaviour().failure_hold.to_string()),
     )
+}
+
+/// `partial X, slowdown Y, halt Z`: a number of each mode a fault flag can change.
+fn by_fault_mode(number: impl Fn(Mode) -> String) -> String {
+    [Mode::Partial, Mode::Slowdown, Mode::Halt]
+        .map(|mode| format!("{} {}", mode.name(), number(mode)))
+        .join(", ")
 }
 
 /// Round counts stay small enough for the breaker's clock (10 ms a round) to hold their sum.
@@ -316,7 +327,7 @@ fn sweep(given: Given, conditions: Conditions, output: Output) -> Result<Command
         (
             given.open_rounds.is_some(),
             "--open-rounds",
-            "the sweep tries 50, 100 and 200 rounds",
+            "the sweep tries its own open durations",
         ),
         (
             given.plot.is_some(),

@@ -9,7 +9,7 @@ use plotters::prelude::*;
 
 use hotbreaker::State;
 
-use crate::model::SlotUse;
+use crate::model::{ROUNDS_PER_SECOND, SlotUse};
 
 use super::trace::{Trace, USES};
 
@@ -250,7 +250,7 @@ fn draw_panel(
         .y_desc("state")
         .x_labels(13)
         .x_label_formatter(&|round| format!("{round:.0}"))
-        .x_desc("round (100 rounds = 1 s)")
+        .x_desc(format!("round ({ROUNDS_PER_SECOND} rounds = 1 s)"))
         .label_style((FONT, 13))
         .axis_desc_style((FONT, 14))
         .draw()

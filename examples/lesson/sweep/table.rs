@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use crate::model::{Detection, Timing};
+use crate::model::{Detection, ROUNDS_PER_SECOND, Timing};
 
 use super::Sweep;
 use super::figures::{FaultFigures, RuleFigures};
@@ -124,7 +124,10 @@ fn definitions(out: &mut String) {
         ),
         (
             "round",
-            "rounds from the fault's start to the first opening (100 rounds = 1 s).",
+            &format!(
+                "rounds from the fault's start to the first opening ({ROUNDS_PER_SECOND} rounds = \
+                 1 s)."
+            ),
         ),
         (
             "saved, rescued",
