@@ -150,3 +150,114 @@ fn bad_input_is_an_error_naming_the_flag() {
         }
     }
 }
+
+#[test]
+fn sweep_parses_with_its_own_flags() {
+    let Ok(Command::Sweep(sweep)) = parse(&["sweep"]) else {
+        panic!("`sweep` is a sweep");
+    };
+    assert_eq!(sweep.base, Scenario::lesson(Mode::Healthy, Rule::None));
+    assert_eq!(sweep.output, Output::Tables);
+    let Ok(Command::Sweep(sweep)) = parse(&[
+        "sweep",
+        "--slots",
+        "16",
+        "--rounds",
+        "600",
+        "--fault-at=100",
+        "--tracking-hold",
+        "2",
+        "--json",
+    ]) else {
+        panic!("a sweep with flags");
+    };
+    assert_eq!(
+        (sweep.base.slots, sweep.base.rounds, sweep.base.fault_at),
+        (16, 600, 100)
+    );
+    assert_eq!(sweep.conditions.traffic.tracking_hold, 2);
+    assert_eq!(sweep.output, Output::Json);
+}
+
+#[test]
+fn new_flags_with_bad_input_are_errors_naming_the_flag() {
+    let run = |extra: &[&'static str]| {
+        let mut args = vec!["--mode", "slowdown", "--rule", "rate:0.5/20"];
+        args.extend_from_slice(extra);
+        args
+    };
+    let sweep = |extra: &[&'static str]| {
+        let mut args = vec!["sweep"];
+        args.extend_from_slice(extra);
+        args
+    };
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (run(&["--timing", "sideways"]), "--timing"),
+        (run(&["--timing"]), "--timing"),
+        (
+            run(&["--timing", "lesson", "--timing", "realistic"]),
+            "--timing",
+        ),
+        (run(&["--fail-p", "1.5"]), "--fail-p"),
+        (run(&["--fail-p", "-0.1"]), "--fail-p"),
+        (run(&["--fail-p", "NaN"]), "--fail-p"),
+        (run(&["--fail-p", "half"]), "--fail-p"),
+        (run(&["--ok-hold", "0"]), "--ok-hold"),
+        (run(&["--ok-hold", "2.5"]), "--ok-hold"),
+        (run(&["--fail-hold", "0"]), "--fail-hold"),
+        (run(&["--fail-hold", "1000000001"]), "--fail-hold"),
+        (run(&["--tracking-rate", "-1"]), "--tracking-rate"),
+        (run(&["--tracking-rate", "NaN"]), "--tracking-rate"),
+        (run(&["--tracking-rate", "inf"]), "--tracking-rate"),
+        (run(&["--tracking-rate", "1000001"]), "--tracking-rate"),
+        (run(&["--tracking-hold", "0"]), "--tracking-hold"),
+        (run(&["--event-rate", "0"]), "--event-rate"),
+        (run(&["--event-rate", "fast"]), "--event-rate"),
+        (run(&["--plot", "plot.png"]), "--plot"),
+        (run(&["--plot", "svg"]), "--plot"),
+        (run(&["--plot", "/tmp/"]), "--plot"),
+        (run(&["--plot", "a.svg", "--rounds", "100001"]), "--plot"),
+        (run(&["--plot", "a.svg", "--plot", "b.svg"]), "--plot"),
+        (
+            vec!["--mode", "halt", "--rule", "none", "--plot", "a.svg"],
+            "--plot",
+        ),
+        (
+            vec!["--mode", "healthy", "--rule", "none", "--fail-p", "0.5"],
+            "--fail-p",
+        ),
+        (
+            vec!["--mode", "healthy", "--rule", "none", "--fail-hold", "9"],
+            "--fail-hold",
+        ),
+        (vec!["--fail-p", "0.5"], "--fail-p"),
+        (vec!["--ok-hold", "3"], "--ok-hold"),
+        (vec!["--plot", "a.svg"], "--plot"),
+        (vec!["--timing", "realistic"], "--timing"),
+        (vec!["--tracking-rate", "5"], "--tracking-rate"),
+        (vec!["--event-rate", "5"], "--event-rate"),
+        (sweep(&["--rule", "rate:0.5/20"]), "--rule"),
+        (sweep(&["--mode", "halt"]), "--mode"),
+        (sweep(&["--open-rounds", "100"]), "--open-rounds"),
+        (sweep(&["--plot", "a.svg"]), "--plot"),
+        (sweep(&["--fail-p", "0.5"]), "--fail-p"),
+        (sweep(&["--ok-hold", "3"]), "--ok-hold"),
+        (sweep(&["--fail-hold", "3"]), "--fail-hold"),
+        (sweep(&["--timing", "sideways"]), "--timing"),
+        (sweep(&["sweep"]), "sweep"),
+        (vec!["--json", "sweep"], "sweep"),
+        (sweep(&["--seed", "-3"]), "--seed"),
+    ];
+    for (args, flag) in cases {
+        match parse(&args) {
+            Ok(command) => panic!("{args:?} parsed as {command:?}"),
+            Err(message) => {
+                assert!(
+                    message.contains(flag),
+                    "{args:?}: `{message}` does not name {flag}"
+                );
+                assert!(!message.contains('\n'), "{args:?}: `{message}` is one line");
+            }
+        }
+    }
+}

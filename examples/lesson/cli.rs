@@ -1,20 +1,29 @@
 //! Flag parsing: a pure function from the arguments to what to do, or a one-line complaint
 //! naming the flag.
 
+use std::path::{Path, PathBuf};
+
 use hotbreaker::{MAX_CONSECUTIVE, MAX_WINDOW};
 
-use crate::model::{Mode, Rule, Scenario};
+use crate::model::fault::FaultOverride;
+use crate::model::traffic::Traffic;
+use crate::model::{Conditions, Mode, Rule, Scenario, Timing};
 
 /// The `--help` text.
 pub fn usage() -> String {
+    let lesson = Traffic::LESSON;
     format!(
         "\
 usage: lesson [--json]
        lesson [--json] --mode MODE --rule RULE [--open-rounds N] [--seed N] [--slots N]
-              [--rounds N] [--fault-at N]
+              [--rounds N] [--fault-at N] [TIMING AND TRAFFIC] [--plot FILE.svg]
+       lesson sweep [--json] [--seed N] [--slots N] [--rounds N] [--fault-at N]
+              [TIMING AND TRAFFIC]
 
 Without --mode and --rule: the lesson's two tables and summary lines (with --json: its 20 runs,
-one JSON object per line). With them: that one run.
+one JSON object per line). With them: that one run. With sweep: every rule of a grid in all
+four modes, what each costs on days it should not open and what it saves on days it should,
+the rules on the Pareto frontier of those two costs, and the one recommended.
 
   --mode MODE        healthy, partial, slowdown or halt
   --rule RULE        none (no breaker), consecutive:K (open after K failures in a row,
@@ -27,10 +36,42 @@ one JSON object per line). With them: that one run.
   --slots N          1 to {MAX_SLOTS} (default 32)
   --rounds N         1 to {MAX_ROUNDS} (default 1200)
   --fault-at N       the fault's first round, 0 to {MAX_ROUNDS} (default 200)
-  --json             one JSON object per run instead of tables
+  --json             one JSON object per run (per rule, for sweep) instead of tables
+  --plot FILE.svg    also draw the run, with and without the breaker, round by round: slots
+                     held by each flow, tracking queries that found no slot, breaker state
+                     (at most {MAX_PLOT_ROUNDS} rounds)
   -h, --help         this text
-"
+
+Timing and traffic (defaults: the lesson's):
+  --timing WHEN      lesson: the breaker hears a call's verdict when the call starts, as in
+                     the lesson; realistic: when it ends, after holding its slot (default lesson)
+  --tracking-rate R  tracking queries (the neighbour flow) per second, 0 to {MAX_RATE}
+                     (default {tracking_rate})
+  --tracking-hold N  rounds a tracking query holds its slot, 1 to {MAX_ROUNDS} (default {tracking_hold})
+  --event-rate R     status events (the flow the breaker guards) per second, above 0 and at
+                     most {MAX_RATE} (default {event_rate})
+Your own failure, from --fault-at on, in place of the chosen mode's numbers (partial, slowdown
+or halt; before the fault the dependency is the lesson's healthy one):
+  --fail-p P         the share of calls that fail, 0 to 1 ({fail_p})
+  --ok-hold N        rounds a successful call holds its slot, 1 to {MAX_ROUNDS}
+                     ({ok_hold})
+  --fail-hold N      rounds a failed call holds its slot, 1 to {MAX_ROUNDS}
+                     ({fail_hold})
+",
+        tracking_rate = lesson.tracking_per_second,
+        tracking_hold = lesson.tracking_hold,
+        event_rate = lesson.event_per_second,
+        fail_p = by_fault_mode(|mode| mode.behaviour().failure_probability.to_string()),
+        ok_hold = by_fault_mode(|mode| mode.behaviour().success_hold.to_string()),
+        fail_hold = by_fault_mode(|mode| mode.behaviour().failure_hold.to_string()),
     )
+}
+
+/// `partial X, slowdown Y, halt Z`: a number of each mode a fault flag can change.
+fn by_fault_mode(number: impl Fn(Mode) -> String) -> String {
+    [Mode::Partial, Mode::Slowdown, Mode::Halt]
+        .map(|mode| format!("{} {}", mode.name(), number(mode)))
+        .join(", ")
 }
 
 /// Round counts stay small enough for the breaker's clock (10 ms a round) to hold their sum.
@@ -38,6 +79,10 @@ const MAX_ROUNDS: u64 = 1_000_000_000;
 const MAX_SLOTS: u64 = 1_000_000;
 /// 2^53 - 1: beyond it the lesson's model, in JavaScript numbers, no longer holds the seed.
 const MAX_SEED: u64 = (1 << 53) - 1;
+/// A plot draws every round; beyond this many its SVG would be too large to be of use.
+const MAX_PLOT_ROUNDS: u64 = 100_000;
+/// Requests per second of one flow: 10 000 a round is already far beyond a slot pool's reach.
+const MAX_RATE: f64 = 1_000_000.0;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Output {
@@ -50,13 +95,37 @@ pub enum Command {
     Help,
     /// The lesson's own runs.
     Lesson(Output),
-    /// One scenario.
+    /// One scenario, under the lesson's conditions.
     Single(Scenario, Output),
+    /// One scenario under conditions of the user's own, or drawn as well.
+    Custom(Box<CustomRun>),
+    /// Every rule of the sweep's grid in every mode.
+    Sweep(Box<SweepRun>),
+}
+
+/// A single run with more to it than the lesson's conditions.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CustomRun {
+    pub scenario: Scenario,
+    pub conditions: Conditions,
+    pub output: Output,
+    /// Where to draw the run with and without the breaker.
+    pub plot: Option<PathBuf>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct SweepRun {
+    /// The lesson's scenario with the user's seed, slots, rounds and fault start; the sweep
+    /// sets each run's mode, rule and open duration.
+    pub base: Scenario,
+    pub conditions: Conditions,
+    pub output: Output,
 }
 
 /// The flags given so far, each at most once.
 #[derive(Default)]
 struct Given {
+    sweep: bool,
     json: bool,
     mode: Option<Mode>,
     rule: Option<Rule>,
@@ -65,16 +134,28 @@ struct Given {
     slots: Option<u64>,
     rounds: Option<u64>,
     fault_at: Option<u64>,
+    timing: Option<Timing>,
+    tracking_rate: Option<f64>,
+    tracking_hold: Option<u64>,
+    event_rate: Option<f64>,
+    fail_p: Option<f64>,
+    ok_hold: Option<u64>,
+    fail_hold: Option<u64>,
+    plot: Option<PathBuf>,
 }
 
-/// Parses the arguments after the program name. Flags take their value as the next argument or
-/// after `=` (`--seed 7`, `--seed=7`).
+/// Parses the arguments after the program name: `sweep` first if wanted, then flags, which
+/// take their value as the next argument or after `=` (`--seed 7`, `--seed=7`).
 ///
 /// # Errors
 /// A one-line message naming the offending flag.
 pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Command, String> {
     let mut given = Given::default();
-    let mut args = args.into_iter();
+    let mut args = args.into_iter().peekable();
+    if args.peek().is_some_and(|first| first == "sweep") {
+        args.next();
+        given.sweep = true;
+    }
     while let Some(arg) = args.next() {
         let (flag, inline_value) = match arg.split_once('=') {
             Some((flag, value)) if flag.starts_with("--") => (flag.to_string(), Some(value)),
@@ -118,6 +199,34 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Command, String>
                 let round = parse_count(&flag, &value()?, 0, MAX_ROUNDS)?;
                 set_once(&mut given.fault_at, &flag, round)?;
             }
+            "--timing" => set_once(&mut given.timing, &flag, parse_timing(&flag, &value()?)?)?,
+            "--tracking-rate" => {
+                let rate = parse_rate(&flag, &value()?, RateFloor::Zero)?;
+                set_once(&mut given.tracking_rate, &flag, rate)?;
+            }
+            "--tracking-hold" => {
+                let hold = parse_count(&flag, &value()?, 1, MAX_ROUNDS)?;
+                set_once(&mut given.tracking_hold, &flag, hold)?;
+            }
+            "--event-rate" => {
+                let rate = parse_rate(&flag, &value()?, RateFloor::AboveZero)?;
+                set_once(&mut given.event_rate, &flag, rate)?;
+            }
+            "--fail-p" => {
+                let share = parse_share(&flag, &value()?)?;
+                set_once(&mut given.fail_p, &flag, share)?;
+            }
+            "--ok-hold" => {
+                let hold = parse_count(&flag, &value()?, 1, MAX_ROUNDS)?;
+                set_once(&mut given.ok_hold, &flag, hold)?;
+            }
+            "--fail-hold" => {
+                let hold = parse_count(&flag, &value()?, 1, MAX_ROUNDS)?;
+                set_once(&mut given.fail_hold, &flag, hold)?;
+            }
+            "--plot" => set_once(&mut given.plot, &flag, parse_svg_path(&flag, &value()?)?)?,
+            "sweep" if given.sweep => return Err(twice(&flag)),
+            "sweep" => return Err("sweep comes first: lesson sweep [FLAGS]".to_string()),
             _ if flag.starts_with('-') => return Err(format!("unknown flag {flag} (see --help)")),
             _ => {
                 return Err(format!(
@@ -135,37 +244,178 @@ fn command(given: Given) -> Result<Command, String> {
     } else {
         Output::Tables
     };
+    let conditions = conditions(&given);
+    if given.sweep {
+        return sweep(given, conditions, output);
+    }
     let (mode, rule) = match (given.mode, given.rule) {
         (Some(mode), Some(rule)) => (mode, rule),
         (Some(_), None) => return Err("--mode needs --rule too (none, for no breaker)".into()),
         (None, Some(_)) => return Err("--rule needs --mode too".into()),
         (None, None) => {
             let scenario_flags = [
-                ("--open-rounds", given.open_rounds),
-                ("--seed", given.seed),
-                ("--slots", given.slots),
-                ("--rounds", given.rounds),
-                ("--fault-at", given.fault_at),
+                ("--open-rounds", given.open_rounds.is_some()),
+                ("--seed", given.seed.is_some()),
+                ("--slots", given.slots.is_some()),
+                ("--rounds", given.rounds.is_some()),
+                ("--fault-at", given.fault_at.is_some()),
             ];
-            return match scenario_flags.iter().find(|(_, value)| value.is_some()) {
-                Some((flag, _)) => Err(format!(
+            if let Some((flag, _)) = scenario_flags.iter().find(|(_, given)| *given) {
+                return Err(format!(
                     "{flag} sets up a single run: give --mode and --rule too"
-                )),
-                None => Ok(Command::Lesson(output)),
-            };
+                ));
+            }
+            if let Some(flag) = sweepable_flags(&given).first() {
+                return Err(format!(
+                    "{flag} sets up a run: give --mode and --rule too, or run sweep"
+                ));
+            }
+            if let Some(flag) = single_run_flags(&given).first() {
+                return Err(format!(
+                    "{flag} sets up a single run: give --mode and --rule too"
+                ));
+            }
+            return Ok(Command::Lesson(output));
         }
     };
+    if let (Mode::Healthy, Some(flag)) = (mode, fault_flags(&given).first()) {
+        return Err(format!(
+            "{flag} changes the fault, and the healthy mode has none: pick partial, slowdown or \
+             halt"
+        ));
+    }
+    if given.plot.is_some() && rule == Rule::None {
+        return Err(
+            "--plot draws the run with and without the breaker: give a --rule other than none"
+                .to_string(),
+        );
+    }
     let lesson = Scenario::lesson(mode, rule);
     let scenario = Scenario {
         open_rounds: given.open_rounds.unwrap_or(lesson.open_rounds),
+        ..base_scenario(&given, lesson)
+    };
+    if given.plot.is_some() && scenario.rounds > MAX_PLOT_ROUNDS {
+        return Err(format!(
+            "--plot draws every round, at most {MAX_PLOT_ROUNDS}: give fewer --rounds"
+        ));
+    }
+    if conditions.is_lesson() && given.plot.is_none() {
+        return Ok(Command::Single(scenario, output));
+    }
+    Ok(Command::Custom(Box::new(CustomRun {
+        scenario,
+        conditions,
+        output,
+        plot: given.plot,
+    })))
+}
+
+/// `lesson sweep`: the grid sets mode, rule and open duration, and draws no single run.
+fn sweep(given: Given, conditions: Conditions, output: Output) -> Result<Command, String> {
+    let conflicts = [
+        (
+            given.mode.is_some(),
+            "--mode",
+            "the sweep runs all four modes",
+        ),
+        (
+            given.rule.is_some(),
+            "--rule",
+            "the sweep tries its own grid of rules",
+        ),
+        (
+            given.open_rounds.is_some(),
+            "--open-rounds",
+            "the sweep tries its own open durations",
+        ),
+        (
+            given.plot.is_some(),
+            "--plot",
+            "it draws one run: give --mode and --rule instead of sweep",
+        ),
+    ];
+    if let Some((_, flag, why)) = conflicts.iter().find(|(given, _, _)| *given) {
+        return Err(format!("{flag} does not go with sweep: {why}"));
+    }
+    if let Some(flag) = fault_flags(&given).first() {
+        return Err(format!(
+            "{flag} does not go with sweep: it changes one mode, and the sweep needs the \
+             lesson's four"
+        ));
+    }
+    let base = base_scenario(&given, Scenario::lesson(Mode::Healthy, Rule::None));
+    Ok(Command::Sweep(Box::new(SweepRun {
+        base,
+        conditions,
+        output,
+    })))
+}
+
+/// `lesson` with the seed, pool, length and fault start given.
+fn base_scenario(given: &Given, lesson: Scenario) -> Scenario {
+    Scenario {
         seed: given.seed.unwrap_or(lesson.seed),
         // At most MAX_SLOTS, so it fits any usize.
         slots: given.slots.map_or(lesson.slots, |slots| slots as usize),
         rounds: given.rounds.unwrap_or(lesson.rounds),
         fault_at: given.fault_at.unwrap_or(lesson.fault_at),
         ..lesson
-    };
-    Ok(Command::Single(scenario, output))
+    }
+}
+
+/// The lesson's conditions with whatever the flags change.
+fn conditions(given: &Given) -> Conditions {
+    let lesson = Conditions::LESSON;
+    Conditions {
+        traffic: Traffic {
+            tracking_per_second: given
+                .tracking_rate
+                .unwrap_or(lesson.traffic.tracking_per_second),
+            tracking_hold: given.tracking_hold.unwrap_or(lesson.traffic.tracking_hold),
+            event_per_second: given.event_rate.unwrap_or(lesson.traffic.event_per_second),
+        },
+        fault: FaultOverride {
+            failure_probability: given.fail_p,
+            success_hold: given.ok_hold,
+            failure_hold: given.fail_hold,
+        },
+        timing: given.timing.unwrap_or(lesson.timing),
+    }
+}
+
+/// The flags given that apply to a single run and to a sweep alike.
+fn sweepable_flags(given: &Given) -> Vec<&'static str> {
+    [
+        ("--timing", given.timing.is_some()),
+        ("--tracking-rate", given.tracking_rate.is_some()),
+        ("--tracking-hold", given.tracking_hold.is_some()),
+        ("--event-rate", given.event_rate.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(flag, given)| given.then_some(flag))
+    .collect()
+}
+
+/// The flags given that change the chosen mode's fault.
+fn fault_flags(given: &Given) -> Vec<&'static str> {
+    [
+        ("--fail-p", given.fail_p.is_some()),
+        ("--ok-hold", given.ok_hold.is_some()),
+        ("--fail-hold", given.fail_hold.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(flag, given)| given.then_some(flag))
+    .collect()
+}
+
+/// The flags given that only a single run takes, beyond the lesson's own.
+fn single_run_flags(given: &Given) -> Vec<&'static str> {
+    let mut flags = fault_flags(given);
+    if given.plot.is_some() {
+        flags.push("--plot");
+    }
+    flags
 }
 
 fn twice(flag: &str) -> String {
@@ -187,6 +437,51 @@ fn parse_count(flag: &str, text: &str, min: u64, max: u64) -> Result<u64, String
             "{flag} `{text}`: expected a whole number from {min} to {max}"
         )),
     }
+}
+
+/// Where a rate's range starts.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum RateFloor {
+    Zero,
+    AboveZero,
+}
+
+fn parse_rate(flag: &str, text: &str, floor: RateFloor) -> Result<f64, String> {
+    let (lowest_ok, range) = match floor {
+        RateFloor::Zero => (0.0, format!("from 0 to {MAX_RATE}")),
+        RateFloor::AboveZero => (f64::MIN_POSITIVE, format!("above 0 and at most {MAX_RATE}")),
+    };
+    match text.parse::<f64>() {
+        Ok(rate) if (lowest_ok..=MAX_RATE).contains(&rate) => Ok(rate),
+        _ => Err(format!(
+            "{flag} `{text}`: expected requests per second, a number {range}"
+        )),
+    }
+}
+
+fn parse_share(flag: &str, text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(share) if (0.0..=1.0).contains(&share) => Ok(share),
+        _ => Err(format!("{flag} `{text}`: expected a number from 0 to 1")),
+    }
+}
+
+fn parse_timing(flag: &str, text: &str) -> Result<Timing, String> {
+    Timing::from_name(text).ok_or_else(|| format!("{flag} `{text}`: expected lesson or realistic"))
+}
+
+/// The plot's file: written only after the runs, but its name is checked first.
+fn parse_svg_path(flag: &str, text: &str) -> Result<PathBuf, String> {
+    let path = Path::new(text);
+    let is_svg = path
+        .extension()
+        .is_some_and(|extension| extension.eq_ignore_ascii_case("svg"));
+    if !is_svg || path.file_stem().is_none() {
+        return Err(format!(
+            "{flag} `{text}`: expected a file name ending in .svg (the plot is an SVG)"
+        ));
+    }
+    Ok(path.to_path_buf())
 }
 
 fn parse_mode(flag: &str, text: &str) -> Result<Mode, String> {

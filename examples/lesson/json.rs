@@ -1,6 +1,6 @@
 //! One run as one line of JSON, keys in a fixed order.
 
-use crate::model::{RunCounts, Scenario};
+use crate::model::{Conditions, RunCounts, Scenario};
 
 /// The counts of a run by JSON key, in output order; `None` is JSON `null`.
 pub fn count_fields(counts: &RunCounts) -> [(&'static str, Option<u64>); 11] {
@@ -42,4 +42,25 @@ pub fn run_line(scenario: &Scenario, counts: &RunCounts) -> String {
     }
     line.push('}');
     line
+}
+
+/// A run under conditions of the user's own: `run_line` with the conditions after the rule
+/// (the fault as it behaved, the mode's numbers with the flags' in place).
+pub fn custom_run_line(scenario: &Scenario, conditions: &Conditions, counts: &RunCounts) -> String {
+    let line = run_line(scenario, counts);
+    let traffic = &conditions.traffic;
+    let fault = conditions.fault.apply(scenario.mode.behaviour());
+    let extra = format!(
+        r#","timing":"{}","tracking_rate":{},"tracking_hold":{},"event_rate":{},"fail_p":{},"ok_hold":{},"fail_hold":{}"#,
+        conditions.timing.name(),
+        traffic.tracking_per_second,
+        traffic.tracking_hold,
+        traffic.event_per_second,
+        fault.failure_probability,
+        fault.success_hold,
+        fault.failure_hold,
+    );
+    let rule_end = format!(r#","rule":"{}""#, scenario.rule);
+    let at = line.find(&rule_end).expect("run_line has the rule") + rule_end.len();
+    format!("{}{extra}{}", &line[..at], &line[at..])
 }

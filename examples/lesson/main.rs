@@ -1,18 +1,19 @@
 //! The lesson's seeded breaker simulation, run on the real `hotbreaker::Breaker`.
 //!
 //! `cargo run --release --example lesson` prints the lesson's two tables; `--help` lists the
-//! flags for JSON output and for single runs.
+//! flags for JSON output, single runs, your own traffic, plots and the rule sweep.
 
 mod cli;
+mod execute;
 mod json;
 mod lesson;
 mod model;
+mod plot;
 mod report;
+mod sweep;
 
 use std::io::Write;
 use std::process::ExitCode;
-
-use cli::{Command, Output};
 
 fn main() -> ExitCode {
     let args: Result<Vec<String>, _> = std::env::args_os()
@@ -22,7 +23,7 @@ fn main() -> ExitCode {
     let Ok(args) = args else {
         return fail("an argument is not valid UTF-8".to_string());
     };
-    let text = match cli::parse(args).and_then(execute) {
+    let text = match cli::parse(args).and_then(execute::execute) {
         Ok(text) => text,
         Err(message) => return fail(message),
     };
@@ -35,29 +36,4 @@ fn main() -> ExitCode {
 fn fail(message: String) -> ExitCode {
     eprintln!("error: {message}");
     ExitCode::from(2)
-}
-
-fn execute(command: Command) -> Result<String, String> {
-    // The flags admit only rules the breaker takes; should it refuse one anyway, say so.
-    let refused =
-        |error: hotbreaker::ConfigError| format!("--rule: the breaker refuses it: {error}");
-    match command {
-        Command::Help => Ok(cli::usage()),
-        Command::Lesson(Output::Tables) => {
-            Ok(report::lesson(&lesson::Lesson::run().map_err(refused)?))
-        }
-        Command::Lesson(Output::Json) => lesson::table_runs()
-            .map(|scenario| {
-                let counts = model::run(&scenario).map_err(refused)?;
-                Ok(json::run_line(&scenario, &counts) + "\n")
-            })
-            .collect(),
-        Command::Single(scenario, output) => {
-            let counts = model::run(&scenario).map_err(refused)?;
-            Ok(match output {
-                Output::Tables => report::single_run(&scenario, &counts),
-                Output::Json => json::run_line(&scenario, &counts) + "\n",
-            })
-        }
-    }
 }

@@ -3,7 +3,9 @@
 use std::fmt::Write;
 
 use crate::lesson::{self, Lesson};
-use crate::model::{Detection, Mode, ROUNDS_PER_SECOND, Rule, RunCounts, Scenario};
+use crate::model::{
+    Conditions, Detection, Mode, ROUNDS_PER_SECOND, Rule, RunCounts, Scenario, Timing,
+};
 
 const LABEL_WIDTH: usize = 24;
 const COLUMN_WIDTH: usize = 18;
@@ -268,4 +270,28 @@ pub fn single_run(scenario: &Scenario, counts: &RunCounts) -> String {
         let _ = write!(row, "{cell:>width$}");
     }
     format!("{header}\n{row}\n")
+}
+
+/// A run under conditions of the user's own: a line saying what they are, then the one-row
+/// table.
+pub fn custom_run(scenario: &Scenario, conditions: &Conditions, counts: &RunCounts) -> String {
+    let traffic = &conditions.traffic;
+    let fault = conditions.fault.apply(scenario.mode.behaviour());
+    let timing = match conditions.timing {
+        Timing::Lesson => "lesson timing (the breaker hears a verdict as the call starts)",
+        Timing::Realistic => "realistic timing (the breaker hears a verdict as the call ends)",
+    };
+    format!(
+        "conditions: {timing}; tracking queries {}/s holding {} rounds, status events {}/s; \
+         from round {}: a call fails with probability {}, holding {} rounds if it succeeds and \
+         {} if it fails\n{}",
+        traffic.tracking_per_second,
+        traffic.tracking_hold,
+        traffic.event_per_second,
+        scenario.fault_at,
+        fault.failure_probability,
+        fault.success_hold,
+        fault.failure_hold,
+        single_run(scenario, counts),
+    )
 }

@@ -1,10 +1,8 @@
 //! Which requests arrive in a round, and in what order.
 
 use super::park_miller::ParkMiller;
+use super::traffic::Traffic;
 
-/// Peak rates of the two flows that share the slot pool, in requests per second.
-const TRACKING_PER_SECOND: f64 = 416.67;
-const EVENT_PER_SECOND: f64 = 97.22;
 pub const ROUNDS_PER_SECOND: f64 = 100.0;
 
 /// The two flows of the gateway: tracking queries (the neighbour) and status events (the flow
@@ -17,18 +15,29 @@ pub enum Flow {
 
 /// Fractional arrivals carried from round to round, so that a rate like 4.1667 per round turns
 /// into whole requests at the right average.
-#[derive(Default)]
 pub struct Arrivals {
+    tracking_per_second: f64,
+    event_per_second: f64,
     tracking_backlog: f64,
     event_backlog: f64,
 }
 
 impl Arrivals {
+    pub fn new(traffic: &Traffic) -> Self {
+        Arrivals {
+            tracking_per_second: traffic.tracking_per_second,
+            event_per_second: traffic.event_per_second,
+            tracking_backlog: 0.0,
+            event_backlog: 0.0,
+        }
+    }
+
     /// Fills `round` with this round's arrivals: tracking first, then events, then shuffled with
     /// the seeded generator (arrival order decides who gets the last free slots).
     pub fn next_round(&mut self, rng: &mut ParkMiller, round: &mut Vec<Flow>) {
-        self.tracking_backlog += TRACKING_PER_SECOND / ROUNDS_PER_SECOND;
-        self.event_backlog += EVENT_PER_SECOND / ROUNDS_PER_SECOND;
+        // Divided every round, as the lesson does: the same rounding, step for step.
+        self.tracking_backlog += self.tracking_per_second / ROUNDS_PER_SECOND;
+        self.event_backlog += self.event_per_second / ROUNDS_PER_SECOND;
         round.clear();
         release_whole(&mut self.tracking_backlog, Flow::Tracking, round);
         release_whole(&mut self.event_backlog, Flow::Event, round);

@@ -3,28 +3,40 @@
 //! `fault_at` on, optionally guarded by a real `hotbreaker::Breaker`.
 //!
 //! `run` is a plain function of a `Scenario`, so one report, one flag set or a whole sweep can
-//! call it as often as they like.
+//! call it as often as they like; `simulate` adds the conditions a user may change (traffic,
+//! the fault's behaviour, when verdicts arrive) and an observer that sees every round.
 
 mod arrivals;
+mod conditions;
+mod detection;
+pub mod fault;
 mod guard;
+mod in_flight;
 mod mode;
+mod observer;
 mod park_miller;
 mod rule;
 mod slot_pool;
+mod timing;
+pub mod traffic;
 
+pub use conditions::Conditions;
+pub use detection::Detection;
 pub use mode::Mode;
+pub use observer::{Observer, SlotUse};
 pub use rule::Rule;
+pub use timing::Timing;
 
-use hotbreaker::{ConfigError, ManualClock};
+use hotbreaker::{Breaker, ConfigError, ManualClock, Permit};
 
 use arrivals::{Arrivals, Flow};
+use detection::Detector;
+use in_flight::InFlight;
 use park_miller::ParkMiller;
 use slot_pool::SlotPool;
 
 pub use arrivals::ROUNDS_PER_SECOND;
 
-/// Rounds a tracking query holds its slot.
-const TRACKING_HOLD: u64 = 4;
 /// Rounds a rejected event holds a slot (if one is free) to send its immediate answer.
 const REJECTED_HOLD: u64 = 1;
 
@@ -72,46 +84,72 @@ pub struct RunCounts {
     pub calls: u64,
     /// Slot-rounds held by the calls to the dependency.
     pub event_slot_rounds: u64,
+    /// Of those, the slot-rounds of calls started from the fault's start on: what a fault costs
+    /// when it is never detected.
+    pub fault_slot_rounds: u64,
     pub openings: u64,
     /// The first opening after the fault began; never set in the healthy mode.
     pub detection: Option<Detection>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Detection {
-    /// Rounds from the fault's start to the first opening.
-    pub round: u64,
-    /// Slot-rounds the calls to the dependency held from the fault's start until then.
-    pub slot_rounds: u64,
-}
-
-/// Runs one scenario to the end.
+/// Runs one scenario of the lesson to the end.
 ///
 /// # Errors
 /// When the breaker refuses the rule's configuration.
 pub fn run(scenario: &Scenario) -> Result<RunCounts, ConfigError> {
+    simulate(scenario, &Conditions::LESSON, &mut ())
+}
+
+/// Runs one scenario to the end under `conditions`, telling `observer` what happens.
+///
+/// Counts are taken when a call starts, whatever the timing: a call is made, and holds its
+/// slot, from then on. Only the breaker hears of it later in realistic timing.
+///
+/// # Errors
+/// When the breaker refuses the rule's configuration.
+pub fn simulate<O: Observer>(
+    scenario: &Scenario,
+    conditions: &Conditions,
+    observer: &mut O,
+) -> Result<RunCounts, ConfigError> {
     let clock = ManualClock::new();
     let breaker = guard::breaker_for(scenario.rule, scenario.open_rounds, &clock)?;
     let mut rng = ParkMiller::new(scenario.seed);
     let mut pool = SlotPool::new(scenario.slots);
-    let mut arrivals = Arrivals::default();
+    let mut arrivals = Arrivals::new(&conditions.traffic);
     let mut round_arrivals = Vec::new();
     let mut counts = RunCounts::default();
-    let mut slot_rounds_before_fault = 0;
+    let mut detector = Detector::new(scenario.fault_at, scenario.mode != Mode::Healthy);
+    // Realistic timing: permits of calls still out, with their verdicts, by the round they end.
+    let mut in_flight = InFlight::new();
+    let healthy = Mode::Healthy.behaviour();
+    let faulty = conditions.fault.apply(scenario.mode.behaviour());
+    let tracking_hold = conditions.traffic.tracking_hold;
 
     for round in 0..scenario.rounds {
-        if round == scenario.fault_at {
-            slot_rounds_before_fault = counts.event_slot_rounds;
-        }
+        detector.round_starts(round, counts.event_slot_rounds);
         clock.set(guard::rounds_to_time(round));
-        arrivals.next_round(&mut rng, &mut round_arrivals);
 
+        // The calls whose slots free this round have returned: the breaker hears their verdicts
+        // before this round's arrivals, which may already take those slots and must see the
+        // state the verdicts leave. Oldest call first.
+        if let Some(breaker) = &breaker {
+            for (permit, failed) in in_flight.ending(round) {
+                if record(breaker, permit, failed) {
+                    detector.opened(round, counts.event_slot_rounds);
+                }
+            }
+        }
+
+        arrivals.next_round(&mut rng, &mut round_arrivals);
         for &flow in &round_arrivals {
             if flow == Flow::Tracking {
-                if pool.take(round, TRACKING_HOLD) {
+                if pool.take(round, tracking_hold) {
                     counts.tracking_ok += 1;
+                    observer.slot_taken(SlotUse::Tracking, round, tracking_hold);
                 } else {
                     counts.tracking_no_slot += 1;
+                    observer.tracking_without_slot(round);
                 }
                 continue;
             }
@@ -120,7 +158,9 @@ pub fn run(scenario: &Scenario) -> Result<RunCounts, ConfigError> {
                 Some(Err(_rejected)) => {
                     counts.event_rejected += 1;
                     // The rejection is answered at once, but answering still needs a slot.
-                    pool.take(round, REJECTED_HOLD);
+                    if pool.take(round, REJECTED_HOLD) {
+                        observer.slot_taken(SlotUse::EventRejected, round, REJECTED_HOLD);
+                    }
                     continue;
                 }
                 Some(Ok(permit)) => Some(permit),
@@ -130,9 +170,9 @@ pub fn run(scenario: &Scenario) -> Result<RunCounts, ConfigError> {
             // The model knows each call's verdict and duration when the call starts; the draw
             // happens before the slot is looked for, whether or not one is found.
             let behaviour = if round < scenario.fault_at {
-                Mode::Healthy.behaviour()
+                healthy
             } else {
-                scenario.mode.behaviour()
+                faulty
             };
             let failed = rng.next_unit() < behaviour.failure_probability;
             let hold = if failed {
@@ -146,6 +186,7 @@ pub fn run(scenario: &Scenario) -> Result<RunCounts, ConfigError> {
                 drop(permit);
                 continue;
             }
+            observer.slot_taken(SlotUse::EventCall, round, hold);
 
             counts.calls += 1;
             counts.event_slot_rounds += hold;
@@ -158,23 +199,33 @@ pub fn run(scenario: &Scenario) -> Result<RunCounts, ConfigError> {
             let (Some(breaker), Some(permit)) = (&breaker, permit) else {
                 continue;
             };
-            let openings_before = breaker.metrics().openings;
-            if failed {
-                permit.failure();
-            } else {
-                permit.success();
-            }
-            let opened = breaker.metrics().openings > openings_before;
-            let fault_underway = scenario.mode != Mode::Healthy && round >= scenario.fault_at;
-            if opened && fault_underway && counts.detection.is_none() {
-                counts.detection = Some(Detection {
-                    round: round - scenario.fault_at,
-                    slot_rounds: counts.event_slot_rounds - slot_rounds_before_fault,
-                });
+            match conditions.timing {
+                Timing::Lesson => {
+                    if record(breaker, permit, failed) {
+                        detector.opened(round, counts.event_slot_rounds);
+                    }
+                }
+                Timing::Realistic => in_flight.push(round + hold, (permit, failed)),
             }
         }
+        observer.round_end(round, breaker.as_ref().map(|breaker| breaker.state()));
     }
 
+    // Calls still out when the run ends never report: their permits are dropped unheard.
+    drop(in_flight);
     counts.openings = breaker.map_or(0, |breaker| breaker.metrics().openings);
+    counts.detection = detector.detection();
+    counts.fault_slot_rounds = detector.since_fault(counts.event_slot_rounds);
     Ok(counts)
+}
+
+/// Tells the breaker a call's verdict; true if that opened it.
+fn record(breaker: &Breaker<ManualClock>, permit: Permit<'_, ManualClock>, failed: bool) -> bool {
+    let openings_before = breaker.metrics().openings;
+    if failed {
+        permit.failure();
+    } else {
+        permit.success();
+    }
+    breaker.metrics().openings > openings_before
 }

@@ -14,6 +14,7 @@ pub enum Mode {
 }
 
 /// What one call to the dependency does in a mode.
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Behaviour {
     pub failure_probability: f64,
     /// Rounds a successful call holds its slot.
