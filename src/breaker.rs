@@ -299,7 +299,8 @@ impl<C: Clock> Breaker<C> {
             ) {
                 Ok(_) => {
                     if closes {
-                        self.window.begin(next.generation());
+                        self.window
+                            .begin(next.generation(), || self.is_closed_in(next.generation()));
                         self.transitions.closings.fetch_add(1, Ordering::Relaxed);
                         self.announce(word, next, Trigger::ProbesSucceeded { successes }, None);
                     }
@@ -362,7 +363,8 @@ impl<C: Clock> Breaker<C> {
             ) {
                 Ok(_) => {
                     if state == State::Closed {
-                        self.window.begin(next.generation());
+                        self.window
+                            .begin(next.generation(), || self.is_closed_in(next.generation()));
                     }
                     self.announce(word, next, Trigger::Manual, None);
                     return;

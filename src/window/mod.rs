@@ -39,6 +39,15 @@
 //!    which fails if another failure arrived meanwhile.
 //! 4. *Failure records* are published to the ring before the commit of the failure after them
 //!    (release CAS on the slot, then on the word); see `ring.rs`.
+//! 5. *Clearing* for a closed generation `g` loads the word (`Acquire`), then checks on the state
+//!    word (`Acquire`) that the breaker is still closed in `g`, and commits with a CAS from the
+//!    word it loaded. Every value of the word was written after the transition that opened its
+//!    generation (by the closer, or by a caller that found that generation current), and that
+//!    write happens before the load; so if the loaded word belonged to a generation after `g`,
+//!    the state load would see that generation, and nothing is written. Which generation is
+//!    newer is never decided by comparing the 14-bit tags, which wrap: a thread that stalls
+//!    for 2^13 transitions between its check and its CAS then fails its CAS, and a window left
+//!    behind by any older generation can always be cleared.
 
 mod ring;
 mod word;
@@ -48,7 +57,7 @@ use crate::stripes::{LocalStripe, Stripe, Stripes};
 use crate::sync::{AtomicU64, Backoff, CachePadded, Ordering};
 
 use ring::FailureRing;
-use word::{Mode, WindowWord, generation_tag, tag_is_older};
+use word::{Mode, WindowWord, generation_tag};
 
 /// Which rule tripped the breaker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -157,13 +166,14 @@ impl Window {
         WindowWord::empty(generation, mode)
     }
 
-    /// Clears the window for closed `generation`, unless it already belongs to it (or to a
-    /// later one: a slow caller must not clear a newer window).
-    pub(crate) fn begin(&self, generation: u32) {
+    /// Clears the window for closed `generation`, unless it already belongs to it or
+    /// `generation` is over (`is_current` re-reads the state word): point 5 above.
+    pub(crate) fn begin(&self, generation: u32, is_current: impl Fn() -> bool) {
         let tag = generation_tag(generation);
         let empty = self.empty(generation).0;
         let mut current = self.word.load(Ordering::Acquire);
-        while tag_is_older(WindowWord(current).tag(), tag) {
+        // The state is read after the word, every time: point 5.
+        while WindowWord(current).tag() != tag && is_current() {
             match self.word.compare_exchange_weak(
                 current,
                 empty,
@@ -232,7 +242,7 @@ impl Window {
             if !is_current() {
                 return None;
             }
-            self.begin(generation);
+            self.begin(generation, is_current);
         }
     }
 
@@ -698,5 +708,53 @@ impl Window {
             calls,
             consecutive_failures: consecutive,
         }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    fn window_of_four() -> (Window, Stripes) {
+        let settings = Settings {
+            failure_rate: Some(FailureRate {
+                threshold: 0.5,
+                window: 4,
+                minimum_calls: 4,
+            }),
+            consecutive_failures: None,
+            open_duration: Duration::from_secs(1),
+            half_open_probes: 1,
+            success_threshold: 1,
+            stripes: 1,
+        };
+        (Window::new(&settings, 0), Stripes::new(1))
+    }
+
+    fn tag_now(window: &Window) -> u32 {
+        WindowWord(window.word.load(Ordering::Relaxed)).tag()
+    }
+
+    #[test]
+    fn a_caller_stalled_for_many_generations_does_not_clear_a_newer_window() {
+        let (window, _) = window_of_four();
+        // 14-bit tags of 10_000 and 100 are more than 2^13 apart: by tag order alone, 100 would
+        // look newer.
+        window.begin(10_000, || true);
+        window.begin(100, || false); // generation 100 ended long ago
+        assert_eq!(tag_now(&window), generation_tag(10_000));
+    }
+
+    #[test]
+    fn a_window_left_far_behind_is_still_cleared_for_the_current_generation() {
+        let (window, stripes) = window_of_four();
+        window.begin(100, || true); // the window of a generation long gone
+        // Generation 10_000 is current: recording in it clears the window rather than spin.
+        let judged = window.record_failure(10_000, &stripes, || true);
+        assert_eq!(judged, Judgement::Keep);
+        assert_eq!(tag_now(&window), generation_tag(10_000));
+        assert_eq!(window.snapshot(10_000, &stripes).failures, 1);
     }
 }

@@ -137,13 +137,6 @@ impl WindowWord {
     }
 }
 
-/// Whether 14-bit generation tag `old` comes before `new`, in serial-number arithmetic.
-pub(super) fn tag_is_older(old: u32, new: u32) -> bool {
-    let distance = new.wrapping_sub(old) & GENERATION_MASK;
-    // Half of the 14-bit range: the older half of the circle.
-    distance != 0 && distance < 1 << 13
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -203,12 +196,5 @@ mod tests {
             word = word.with_failure(5, Mode::Dirty);
         }
         assert_eq!((word.failures(), word.tag()), (1, 1));
-    }
-
-    #[test]
-    fn generation_order_wraps() {
-        assert!(tag_is_older(GENERATION_MASK, 0));
-        assert!(!tag_is_older(0, GENERATION_MASK));
-        assert!(!tag_is_older(9, 9));
     }
 }
