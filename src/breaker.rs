@@ -11,7 +11,7 @@ use crate::metrics::Metrics;
 use crate::open_deadline::OpenDeadline;
 use crate::permit::{Outcome, Permit, PermitKind, Rejected};
 use crate::state::{State, StateWord};
-use crate::stripes::{Counter, Stripes};
+use crate::stripes::{Counter, LocalStripe, Stripes};
 use crate::sync::{AtomicU64, Backoff, CachePadded, Ordering};
 use crate::window::{Judgement, TripCause, Window};
 
@@ -171,27 +171,50 @@ impl<C: Clock> Breaker<C> {
     }
 
     /// Records the verdict of a permit of `generation`.
+    ///
+    /// Only a success of a closed permit, the call that happens all day, is inlined into the
+    /// caller; every other verdict goes to [`record_other`](Breaker::record_other).
     #[inline(always)]
     pub(crate) fn record(&self, generation: u32, kind: PermitKind, outcome: Outcome) {
         let local = self.stripes.local();
+        if outcome == Outcome::Success && kind == PermitKind::Closed {
+            self.closed_success(generation, local);
+        } else {
+            self.record_other(generation, kind, outcome, local);
+        }
+    }
+
+    #[inline(always)]
+    fn closed_success(&self, generation: u32, local: LocalStripe<'_>) {
+        local.bump(Counter::Successes);
+        let judged = self
+            .window
+            .record_success(generation, &self.stripes, local, || {
+                self.is_closed_in(generation)
+            });
+        if let Judgement::Trip(cause) = judged {
+            self.trip(generation, cause);
+        }
+    }
+
+    /// Records any verdict but a success of a closed permit.
+    #[inline(never)]
+    fn record_other(
+        &self,
+        generation: u32,
+        kind: PermitKind,
+        outcome: Outcome,
+        local: LocalStripe<'_>,
+    ) {
         match outcome {
-            Outcome::Success => {
-                local.bump(Counter::Successes);
-                match kind {
-                    PermitKind::Closed => {
-                        let judged =
-                            self.window
-                                .record_success(generation, &self.stripes, local, || {
-                                    self.is_closed_in(generation)
-                                });
-                        if let Judgement::Trip(cause) = judged {
-                            self.trip(generation, cause);
-                        }
-                    }
-                    PermitKind::Probe => self.probe_succeeded(generation),
-                    PermitKind::Forced => {}
+            Outcome::Success => match kind {
+                PermitKind::Closed => self.closed_success(generation, local),
+                PermitKind::Probe => {
+                    local.bump(Counter::Successes);
+                    self.probe_succeeded(generation);
                 }
-            }
+                PermitKind::Forced => local.bump(Counter::Successes),
+            },
             Outcome::Failure => {
                 local.bump(Counter::Failures);
                 match kind {
