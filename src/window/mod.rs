@@ -204,6 +204,25 @@ impl Window {
         if WindowWord::is_clean_for(raw, generation) {
             return Judgement::Keep;
         }
+        // A failure is in view and this thread owns its stripe: the success only ages it, so
+        // count it here, as `count_aging_success` would, without leaving the caller.
+        if WindowWord::is_dirty_for(raw, generation) {
+            if let LocalStripe::Owned(stripe) = local {
+                let (g, count) = stripe_count(stripe.window_successes.load(Ordering::Relaxed));
+                if g == generation {
+                    let count = count.wrapping_add(1);
+                    // Only the owner writes this stripe; relaxed is enough, see point 1 above.
+                    stripe
+                        .window_successes
+                        .store(pack_stripe_count(generation, count), Ordering::Relaxed);
+                    let recheck_at = stripe.recheck_at.load(Ordering::Relaxed) as u32;
+                    if count.wrapping_sub(recheck_at) as i32 >= 0 {
+                        self.forget_if_aged(generation, stripes, stripe, count);
+                    }
+                    return Judgement::Keep;
+                }
+            }
+        }
         self.record_success_slow(generation, stripes, local, is_current)
     }
 
@@ -322,6 +341,7 @@ impl Window {
 
     /// Makes the window clean if enough successes followed its newest failure; otherwise
     /// tells the stripe when to look again.
+    #[inline(never)]
     fn forget_if_aged(
         &self,
         generation: u32,

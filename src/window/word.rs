@@ -68,6 +68,13 @@ impl WindowWord {
         raw >> GENERATION_SHIFT == Self::clean_key(generation)
     }
 
+    /// Whether `raw` is a dirty window of `generation`: one comparison, as for a clean one.
+    #[inline(always)]
+    pub(super) fn is_dirty_for(raw: u64, generation: u32) -> bool {
+        raw >> GENERATION_SHIFT
+            == (Mode::Dirty as u64) << (MODE_SHIFT - GENERATION_SHIFT) | Self::clean_key(generation)
+    }
+
     pub(super) fn mode(self) -> Mode {
         match self.0 >> MODE_SHIFT {
             0 => Mode::Clean,
@@ -156,6 +163,12 @@ mod tests {
             WindowWord::empty(7, Mode::Dirty).0,
             7
         ));
+        assert!(WindowWord::is_dirty_for(
+            WindowWord::empty(7, Mode::Dirty).0,
+            7
+        ));
+        assert!(!WindowWord::is_dirty_for(clean.0, 7));
+        assert!(!WindowWord::is_dirty_for(filling.0, 7));
     }
 
     #[test]
