@@ -111,7 +111,25 @@ impl<C: Clock> Breaker<C> {
     }
 
     #[inline(never)]
-    fn acquire_unless_closed(&self, mut word: StateWord) -> Result<Permit<'_, C>, Rejected> {
+    fn acquire_unless_closed(&self, word: StateWord) -> Result<Permit<'_, C>, Rejected> {
+        // Open, and the period not over: the rejection that repeats while a dependency is
+        // down, decided before the transition loop below is set up. The same decision as the
+        // loop's first round for `State::Open`.
+        if word.state() == State::Open {
+            let now = self.clock.now_nanos();
+            if let Some(remaining) = self
+                .control
+                .deadline
+                .remaining_nanos(word.generation(), now)
+            {
+                return Err(self.reject(State::Open, Some(Duration::from_nanos(remaining))));
+            }
+        }
+        self.acquire_by_transition(word)
+    }
+
+    #[inline(never)]
+    fn acquire_by_transition(&self, mut word: StateWord) -> Result<Permit<'_, C>, Rejected> {
         let backoff = Backoff::new();
         loop {
             let next = match word.state() {
