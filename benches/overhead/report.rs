@@ -8,6 +8,7 @@ use std::time::SystemTime;
 use hotbreaker::Breaker;
 
 use crate::contenders::{Bare, BreakerCrate, Failsafe, Guard, Hot, Naive, Recloser};
+use crate::scenarios::APART;
 
 /// Where criterion writes, chosen the way it would choose (its `CRITERION_HOME`, then
 /// `$CARGO_TARGET_DIR/criterion`), except that without either it is found from this binary's
@@ -25,9 +26,10 @@ pub fn output_directory() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("target/criterion"))
 }
 
-const COLUMNS: [&str; 6] = [
+const COLUMNS: [&str; 7] = [
     Bare::NAME,
     Hot::NAME,
+    APART,
     Recloser::NAME,
     Failsafe::NAME,
     BreakerCrate::NAME,
@@ -176,10 +178,14 @@ fn ratios(out: &mut String, m: &Medians) {
     );
     let _ = writeln!(
         out,
-        "| scenario | threads | hotbreaker − bare, ns | hotbreaker ÷ bare | {} |",
+        "| scenario | threads | hotbreaker − bare, ns | hotbreaker ÷ bare | contention: hotbreaker − one per thread, ns | {} |",
         PEERS.map(|p| format!("{p} ÷ hotbreaker")).join(" | ")
     );
-    let _ = writeln!(out, "|---|---:|---:|---:|{}", "---:|".repeat(PEERS.len()));
+    let _ = writeln!(
+        out,
+        "|---|---:|---:|---:|---:|{}",
+        "---:|".repeat(PEERS.len())
+    );
     for (scenario, label) in SCENARIOS {
         for (suffix, threads) in THREADS {
             let group = format!("{scenario}_{suffix}");
@@ -191,9 +197,12 @@ fn ratios(out: &mut String, m: &Medians) {
                 .iter()
                 .map(|p| times(m.get(&group, p).map(|v| v / hot)))
                 .collect();
+            let contention = m
+                .get(&group, APART)
+                .map_or_else(|| "–".to_string(), |apart| format!("{:+.2}", hot - apart));
             let _ = writeln!(
                 out,
-                "| {label} | {threads} | {:+.2} | {:.2}x | {} |",
+                "| {label} | {threads} | {:+.2} | {:.2}x | {contention} | {} |",
                 hot - bare,
                 hot / bare,
                 peers.join(" | ")

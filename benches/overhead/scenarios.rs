@@ -22,6 +22,11 @@ macro_rules! for_each_contender {
     }};
 }
 
+/// The control in every contended group: the same two threads, each calling a breaker of its
+/// own, so that nothing is shared. One shared breaker's time beyond this is what contention
+/// costs; this beyond the single-threaded time is what the machine costs (two busy vCPUs).
+pub const APART: &str = "hotbreaker, one per thread";
+
 /// Claims this thread's stripe slot (process-wide) before the timing starts.
 fn claim_slot() {
     let breaker = Breaker::builder().build().expect("default settings");
@@ -60,6 +65,16 @@ pub fn healthy(c: &mut Criterion) {
     let mut group = c.benchmark_group("healthy_2threads");
     configure(&mut group);
     for_each_contender!(two, &mut group);
+    let apart = [Hot::with_window(100), Hot::with_window(100)];
+    group.bench_function(APART, |b| {
+        b.iter_custom(|iters| {
+            contended::run(iters, claim_slot, |thread, iters| {
+                for _ in 0..iters {
+                    black_box(apart[thread].run(succeed));
+                }
+            })
+        })
+    });
     group.finish();
 }
 
@@ -90,6 +105,17 @@ pub fn lesson(c: &mut Criterion, window: u32) {
     let mut group = c.benchmark_group(format!("lesson{window}_2threads"));
     configure(&mut group);
     for_each_contender!(two, &mut group, window);
+    let apart = [Hot::with_window(window), Hot::with_window(window)];
+    group.bench_function(APART, |b| {
+        b.iter_custom(|iters| {
+            contended::run(iters, claim_slot, |thread, iters| {
+                let mut day = LessonDay::new(thread);
+                for _ in 0..iters {
+                    black_box(apart[thread].run(|| day.next()));
+                }
+            })
+        })
+    });
     group.finish();
 }
 
@@ -124,6 +150,17 @@ pub fn rejection(c: &mut Criterion) {
     let mut group = c.benchmark_group("rejection_2threads");
     configure(&mut group);
     for_each_contender!(two, &mut group);
+    let apart = [Hot::with_window(20), Hot::with_window(20)];
+    apart.iter().for_each(Guard::trip);
+    group.bench_function(APART, |b| {
+        b.iter_custom(|iters| {
+            contended::run(iters, claim_slot, |thread, iters| {
+                for _ in 0..iters {
+                    black_box(apart[thread].run(succeed));
+                }
+            })
+        })
+    });
     group.bench_function("quanta raw", |b| {
         b.iter_custom(|iters| {
             contended::run(iters, claim_slot, |_, iters| {
