@@ -12,7 +12,7 @@ use crate::metrics::Metrics;
 use crate::open_deadline::OpenDeadline;
 use crate::permit::{Outcome, OwnedPermit, Permit, PermitKind, Rejected};
 use crate::state::{State, StateWord};
-use crate::stripes::{Counter, Stripes};
+use crate::stripes::{Counter, LocalStripe, Stripes};
 use crate::sync::{AtomicU64, Backoff, CachePadded, Ordering, Swappable};
 use crate::wait::Waiters;
 use crate::window::{Judgement, TripCause, Window};
@@ -148,7 +148,25 @@ impl<C: Clock> Breaker<C> {
     }
 
     #[inline(never)]
-    fn acquire_unless_closed(&self, mut word: StateWord) -> Result<Permit<'_, C>, Rejected> {
+    fn acquire_unless_closed(&self, word: StateWord) -> Result<Permit<'_, C>, Rejected> {
+        // Open, and the period not over: the rejection that repeats while a dependency is
+        // down, decided before the transition loop below is set up. The same decision as the
+        // loop's first round for `State::Open`.
+        if word.state() == State::Open {
+            let now = self.clock.now_nanos();
+            if let Some(remaining) = self
+                .control
+                .deadline
+                .remaining_nanos(word.generation(), now)
+            {
+                return Err(self.reject(State::Open, Some(Duration::from_nanos(remaining))));
+            }
+        }
+        self.acquire_by_transition(word)
+    }
+
+    #[inline(never)]
+    fn acquire_by_transition(&self, mut word: StateWord) -> Result<Permit<'_, C>, Rejected> {
         let backoff = Backoff::new();
         loop {
             let next = match word.state() {
@@ -207,29 +225,50 @@ impl<C: Clock> Breaker<C> {
     }
 
     /// Records the verdict of a permit of `generation`.
+    ///
+    /// Only a success of a closed permit, the call that happens all day, is inlined into the
+    /// caller; every other verdict goes to [`record_other`](Breaker::record_other).
     #[inline(always)]
     pub(crate) fn record(&self, generation: u32, kind: PermitKind, outcome: Outcome) {
         let local = self.stripes.local();
+        if outcome == Outcome::Success && kind == PermitKind::Closed {
+            self.closed_success(generation, local);
+        } else {
+            self.record_other(generation, kind, outcome, local);
+        }
+    }
+
+    #[inline(always)]
+    fn closed_success(&self, generation: u32, local: LocalStripe<'_>) {
+        local.bump(Counter::Successes);
+        let judged =
+            self.window
+                .record_success(generation, &self.stripes, local, &self.settings, || {
+                    self.is_closed_in(generation)
+                });
+        if let Judgement::Trip(cause) = judged {
+            self.trip(generation, cause);
+        }
+    }
+
+    /// Records any verdict but a success of a closed permit.
+    #[inline(never)]
+    fn record_other(
+        &self,
+        generation: u32,
+        kind: PermitKind,
+        outcome: Outcome,
+        local: LocalStripe<'_>,
+    ) {
         match outcome {
-            Outcome::Success => {
-                local.bump(Counter::Successes);
-                match kind {
-                    PermitKind::Closed => {
-                        let judged = self.window.record_success(
-                            generation,
-                            &self.stripes,
-                            local,
-                            &self.settings,
-                            || self.is_closed_in(generation),
-                        );
-                        if let Judgement::Trip(cause) = judged {
-                            self.trip(generation, cause);
-                        }
-                    }
-                    PermitKind::Probe => self.probe_succeeded(generation),
-                    PermitKind::Forced => {}
+            Outcome::Success => match kind {
+                PermitKind::Closed => self.closed_success(generation, local),
+                PermitKind::Probe => {
+                    local.bump(Counter::Successes);
+                    self.probe_succeeded(generation);
                 }
-            }
+                PermitKind::Forced => local.bump(Counter::Successes),
+            },
             Outcome::Failure => {
                 local.bump(Counter::Failures);
                 match kind {
@@ -342,7 +381,9 @@ impl<C: Clock> Breaker<C> {
             ) {
                 Ok(_) => {
                     if closes {
-                        self.window.begin(&settings, next.generation());
+                        self.window.begin(&settings, next.generation(), || {
+                            self.is_closed_in(next.generation())
+                        });
                         self.transitions.closings.fetch_add(1, Ordering::Relaxed);
                         self.announce(word, next, Trigger::ProbesSucceeded { successes }, None);
                     } else {
@@ -410,7 +451,10 @@ impl<C: Clock> Breaker<C> {
             ) {
                 Ok(_) => {
                     if state == State::Closed {
-                        self.window.begin(&self.settings.load(), next.generation());
+                        self.window
+                            .begin(&self.settings.load(), next.generation(), || {
+                                self.is_closed_in(next.generation())
+                            });
                     }
                     self.announce(word, next, Trigger::Manual, None);
                     return;

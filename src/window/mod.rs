@@ -39,6 +39,15 @@
 //!    which fails if another failure arrived meanwhile.
 //! 4. *Failure records* are published to the ring before the commit of the failure after them
 //!    (release CAS on the slot, then on the word); see `ring.rs`.
+//! 5. *Clearing* for a closed generation `g` loads the word (`Acquire`), then checks on the state
+//!    word (`Acquire`) that the breaker is still closed in `g`, and commits with a CAS from the
+//!    word it loaded. Every value of the word was written after the transition that opened its
+//!    generation (by the closer, or by a caller that found that generation current), and that
+//!    write happens before the load; so if the loaded word belonged to a generation after `g`,
+//!    the state load would see that generation, and nothing is written. Which generation is
+//!    newer is never decided by comparing the 14-bit tags, which wrap: a thread that stalls
+//!    for 2^13 transitions between its check and its CAS then fails its CAS, and a window left
+//!    behind by any older generation can always be cleared.
 
 mod ring;
 mod word;
@@ -48,7 +57,7 @@ use crate::stripes::{LocalStripe, Stripe, Stripes};
 use crate::sync::{AtomicU64, Backoff, CachePadded, Ordering, Swappable};
 
 use ring::FailureRing;
-use word::{Mode, WindowWord, generation_tag, tag_is_older};
+use word::{Mode, WindowWord, generation_tag};
 
 /// Which rule tripped the breaker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -144,13 +153,19 @@ impl Window {
         WindowWord::empty(generation, mode)
     }
 
-    /// Clears the window for closed `generation`, unless it already belongs to it (or to a
-    /// later one: a slow caller must not clear a newer window).
-    pub(crate) fn begin(&self, settings: &Settings, generation: u32) {
+    /// Clears the window for closed `generation`, unless it already belongs to it or
+    /// `generation` is over (`is_current` re-reads the state word): point 5 above.
+    pub(crate) fn begin(
+        &self,
+        settings: &Settings,
+        generation: u32,
+        is_current: impl Fn() -> bool,
+    ) {
         let tag = generation_tag(generation);
         let empty = Self::empty(settings, generation).0;
         let mut current = self.word.load(Ordering::Acquire);
-        while tag_is_older(WindowWord(current).tag(), tag) {
+        // The state is read after the word, every time: point 5.
+        while WindowWord(current).tag() != tag && is_current() {
             match self.word.compare_exchange_weak(
                 current,
                 empty,
@@ -182,6 +197,25 @@ impl Window {
         let raw = self.word.load(Ordering::Acquire);
         if WindowWord::is_clean_for(raw, generation) {
             return Judgement::Keep;
+        }
+        // A failure is in view and this thread owns its stripe: the success only ages it, so
+        // count it here, as `count_aging_success` would, without leaving the caller.
+        if WindowWord::is_dirty_for(raw, generation) {
+            if let LocalStripe::Owned(stripe) = local {
+                let (g, count) = stripe_count(stripe.window_successes.load(Ordering::Relaxed));
+                if g == generation {
+                    let count = count.wrapping_add(1);
+                    // Only the owner writes this stripe; relaxed is enough, see point 1 above.
+                    stripe
+                        .window_successes
+                        .store(pack_stripe_count(generation, count), Ordering::Relaxed);
+                    let recheck_at = stripe.recheck_at.load(Ordering::Relaxed) as u32;
+                    if count.wrapping_sub(recheck_at) as i32 >= 0 {
+                        self.forget_if_aged(&settings.load(), generation, stripes, stripe, count);
+                    }
+                    return Judgement::Keep;
+                }
+            }
         }
         self.record_success_slow(generation, stripes, local, &settings.load(), is_current)
     }
@@ -243,7 +277,7 @@ impl Window {
             if !is_current() {
                 return None;
             }
-            self.begin(settings, generation);
+            self.begin(settings, generation, is_current);
         }
     }
 
@@ -325,6 +359,7 @@ impl Window {
 
     /// Makes the window clean if enough successes followed its newest failure; otherwise
     /// tells the stripe when to look again.
+    #[inline(never)]
     fn forget_if_aged(
         &self,
         settings: &Settings,
@@ -730,5 +765,50 @@ impl Window {
             calls,
             consecutive_failures: consecutive,
         }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::config::{Config, FailureRateConfig};
+
+    fn window_of_four() -> (Window, Stripes, Settings) {
+        let config = Config {
+            failure_rate: Some(FailureRateConfig {
+                threshold: 0.5,
+                window: 4,
+                minimum_calls: None,
+            }),
+            stripes: Some(1),
+            ..Config::default()
+        };
+        let settings = Settings::validate(&config).unwrap();
+        (Window::new(&settings, 0), Stripes::new(1), settings)
+    }
+
+    fn tag_now(window: &Window) -> u32 {
+        WindowWord(window.word.load(Ordering::Relaxed)).tag()
+    }
+
+    #[test]
+    fn a_caller_stalled_for_many_generations_does_not_clear_a_newer_window() {
+        let (window, _, settings) = window_of_four();
+        // 14-bit tags of 10_000 and 100 are more than 2^13 apart: by tag order alone, 100 would
+        // look newer.
+        window.begin(&settings, 10_000, || true);
+        window.begin(&settings, 100, || false); // generation 100 ended long ago
+        assert_eq!(tag_now(&window), generation_tag(10_000));
+    }
+
+    #[test]
+    fn a_window_left_far_behind_is_still_cleared_for_the_current_generation() {
+        let (window, stripes, settings) = window_of_four();
+        window.begin(&settings, 100, || true); // the window of a generation long gone
+        // Generation 10_000 is current: recording in it clears the window rather than spin.
+        let judged = window.record_failure(&settings, 10_000, &stripes, || true);
+        assert_eq!(judged, Judgement::Keep);
+        assert_eq!(tag_now(&window), generation_tag(10_000));
+        assert_eq!(window.snapshot(&settings, 10_000, &stripes).failures, 1);
     }
 }

@@ -1,0 +1,122 @@
+//! Runs one hot path a given number of times, for `.ci/instructions` to count its
+//! instructions under callgrind.
+//!
+//! ```sh
+//! instructions PATH CALLS
+//! ```
+//!
+//! PATH is one of `bare`, `healthy`, `lesson20`, `lesson100`, `rejection` (the paths (a), (b)
+//! and (c) of `benches/overhead`, single-threaded, with the same settings). Each path is set up
+//! and warmed up first, then run by a function whose name starts with `measured_`: callgrind
+//! collects only inside it (`--toggle-collect`), so set-up, the clock's calibration and the
+//! thread's first call do not count. Nothing here is timed.
+
+#[path = "overhead/calls.rs"]
+mod calls;
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use calls::{FAIL_EVERY, LessonDay, Reply, succeed};
+use hotbreaker::{Breaker, CallError};
+
+fn breaker(window: usize) -> Breaker {
+    Breaker::builder()
+        .failure_rate(0.5, window)
+        .open_duration(Duration::from_secs(3600))
+        .build()
+        .expect("valid settings")
+}
+
+/// What `benches/overhead` does with a call's result (`Hot::run`): the reply, or `None` when
+/// rejected.
+#[inline(always)]
+fn run(breaker: &Breaker, op: impl FnOnce() -> Reply) -> Option<Reply> {
+    match breaker.call(op) {
+        Ok(value) => Some(Ok(value)),
+        Err(CallError::Failed(error)) => Some(Err(error)),
+        Err(CallError::Rejected(_)) => None,
+    }
+}
+
+#[inline(never)]
+fn measured_bare(calls: u64) {
+    for _ in 0..calls {
+        black_box(Some(succeed()));
+    }
+}
+
+#[inline(never)]
+fn measured_healthy(breaker: &Breaker, calls: u64) {
+    for _ in 0..calls {
+        black_box(run(breaker, succeed));
+    }
+}
+
+#[inline(never)]
+fn measured_lesson(breaker: &Breaker, day: &mut LessonDay, calls: u64) {
+    for _ in 0..calls {
+        black_box(run(breaker, || day.next()));
+    }
+}
+
+#[inline(never)]
+fn measured_rejection(breaker: &Breaker, calls: u64) {
+    for _ in 0..calls {
+        // A closure of its own: see `measured_healthy`.
+        #[allow(clippy::redundant_closure)]
+        black_box(run(breaker, || succeed()));
+    }
+}
+
+fn lesson(window: usize, calls: u64) {
+    let breaker = breaker(window);
+    let mut day = LessonDay::new(0);
+    // Past the filling window and into the repeating pattern, at a failure's boundary.
+    for _ in 0..100 * u64::from(FAIL_EVERY) {
+        let _ = breaker.call(|| day.next());
+    }
+    measured_lesson(&breaker, &mut day, calls);
+    assert!(breaker.try_acquire().is_ok(), "2.5 % must not trip it");
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    // `cargo bench` passes `--bench`; ignore flags.
+    let args: Vec<&str> = args
+        .iter()
+        .map(String::as_str)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    let (path, calls) = match args.as_slice() {
+        [path, calls] => (*path, calls.parse::<u64>().expect("CALLS is a number")),
+        [] => return, // `cargo bench` with no arguments: nothing to count
+        _ => {
+            eprintln!("usage: instructions bare|healthy|lesson20|lesson100|rejection CALLS");
+            std::process::exit(2);
+        }
+    };
+    match path {
+        "bare" => measured_bare(calls),
+        "healthy" => {
+            let breaker = breaker(100);
+            // Past the filling window (with calls of their own: `measured_healthy` must be the
+            // one call site of its `call`, so that it is inlined there as in an application).
+            for _ in 0..1000 {
+                breaker.try_acquire().expect("closed").success();
+            }
+            measured_healthy(&breaker, calls);
+        }
+        "lesson20" => lesson(20, calls),
+        "lesson100" => lesson(100, calls),
+        "rejection" => {
+            let breaker = breaker(20);
+            while !matches!(breaker.call(|| Reply::Err(0)), Err(CallError::Rejected(_))) {}
+            measured_rejection(&breaker, calls);
+        }
+        _ => {
+            eprintln!("unknown path {path}");
+            std::process::exit(2);
+        }
+    }
+}

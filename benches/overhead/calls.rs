@@ -1,0 +1,42 @@
+//! The calls every contender guards: always `Ok`, or the lesson's healthy day.
+//!
+//! Shared by the criterion bench and the instruction-count bench.
+
+use std::hint::black_box;
+
+/// What the call returns: `Ok` on success, `Err` on failure.
+pub type Reply = Result<u64, u64>;
+
+/// One call in 40 fails in the lesson's healthy mode (2.5 %).
+pub const FAIL_EVERY: u32 = 40;
+
+/// The healthy call: always `Ok`.
+#[inline(always)]
+pub fn succeed() -> Reply {
+    Ok(black_box(1))
+}
+
+/// The lesson's healthy day, one thread's share of it: every [`FAIL_EVERY`]th call fails.
+pub struct LessonDay {
+    until_failure: u32,
+}
+
+impl LessonDay {
+    /// Threads start at different points of the pattern, as they would.
+    pub fn new(thread: usize) -> Self {
+        LessonDay {
+            until_failure: FAIL_EVERY - (thread as u32 * FAIL_EVERY / 2) % FAIL_EVERY,
+        }
+    }
+
+    #[inline(always)]
+    pub fn next(&mut self) -> Reply {
+        self.until_failure -= 1;
+        if self.until_failure == 0 {
+            self.until_failure = FAIL_EVERY;
+            Err(black_box(2))
+        } else {
+            Ok(black_box(1))
+        }
+    }
+}

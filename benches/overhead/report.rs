@@ -1,0 +1,361 @@
+//! The side-by-side table, from the medians criterion wrote in this run.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use hotbreaker::Breaker;
+
+use crate::contenders::{Bare, BreakerCrate, Failsafe, Guard, Hot, Naive, Recloser};
+use crate::scenarios::APART;
+
+/// Where criterion writes, chosen the way it would choose (its `CRITERION_HOME`, then
+/// `$CARGO_TARGET_DIR/criterion`), except that without either it is found from this binary's
+/// path (`<target>/release/deps/overhead-*`) rather than by running `cargo metadata`.
+pub fn output_directory() -> PathBuf {
+    if let Some(home) = std::env::var_os("CRITERION_HOME") {
+        return PathBuf::from(home);
+    }
+    if let Some(target) = std::env::var_os("CARGO_TARGET_DIR") {
+        return Path::new(&target).join("criterion");
+    }
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| Some(exe.parent()?.parent()?.parent()?.join("criterion")))
+        .unwrap_or_else(|| PathBuf::from("target/criterion"))
+}
+
+const COLUMNS: [&str; 7] = [
+    Bare::NAME,
+    Hot::NAME,
+    APART,
+    Recloser::NAME,
+    Failsafe::NAME,
+    BreakerCrate::NAME,
+    Naive::NAME,
+];
+
+const PEERS: [&str; 4] = [
+    Recloser::NAME,
+    Failsafe::NAME,
+    BreakerCrate::NAME,
+    Naive::NAME,
+];
+
+const SCENARIOS: [(&str, &str); 4] = [
+    ("healthy", "(a) healthy: no failures"),
+    ("lesson20", "(b) 2.5 % failures, rate over 20"),
+    ("lesson100", "(b) 2.5 % failures, rate over 100"),
+    ("rejection", "(c) open: rejection"),
+];
+
+const THREADS: [(&str, &str); 2] = [("1thread", "1"), ("2threads", "2")];
+
+/// Medians (ns per call, per thread) of the benchmarks whose estimates were written after
+/// `since`, by group and function.
+struct Medians(BTreeMap<(String, String), f64>);
+
+impl Medians {
+    fn read(root: &Path, since: SystemTime) -> Self {
+        let mut medians = BTreeMap::new();
+        let Ok(groups) = std::fs::read_dir(root) else {
+            return Medians(medians);
+        };
+        for group in groups.flatten() {
+            let Ok(functions) = std::fs::read_dir(group.path()) else {
+                continue;
+            };
+            for function in functions.flatten() {
+                let estimates = function.path().join("new/estimates.json");
+                let fresh = std::fs::metadata(&estimates)
+                    .and_then(|meta| meta.modified())
+                    .is_ok_and(|modified| modified >= since);
+                if !fresh {
+                    continue;
+                }
+                let Some(median) = std::fs::read_to_string(&estimates)
+                    .ok()
+                    .and_then(|json| median_of(&json))
+                else {
+                    continue;
+                };
+                // criterion keeps the name it was given in benchmark.json; the directory name
+                // is that name made safe for file systems.
+                let name = std::fs::read_to_string(function.path().join("new/benchmark.json"))
+                    .ok()
+                    .and_then(|json| string_field(&json, "function_id"))
+                    .unwrap_or_else(|| function.file_name().to_string_lossy().into_owned());
+                medians.insert(
+                    (group.file_name().to_string_lossy().into_owned(), name),
+                    median,
+                );
+            }
+        }
+        Medians(medians)
+    }
+
+    fn get(&self, group: &str, function: &str) -> Option<f64> {
+        self.0
+            .get(&(group.to_string(), function.to_string()))
+            .copied()
+    }
+}
+
+/// `median.point_estimate` of criterion's `estimates.json`.
+fn median_of(json: &str) -> Option<f64> {
+    let median = &json[json.find("\"median\"")?..];
+    let value = &median[median.find("\"point_estimate\":")? + "\"point_estimate\":".len()..];
+    let end = value.find([',', '}'])?;
+    value[..end].trim().parse().ok()
+}
+
+/// A string field of a flat JSON object, unescaped only as far as these names need.
+fn string_field(json: &str, field: &str) -> Option<String> {
+    let key = format!("\"{field}\":\"");
+    let value = &json[json.find(&key)? + key.len()..];
+    Some(value[..value.find('"')?].to_string())
+}
+
+fn ns(value: Option<f64>) -> String {
+    value.map_or_else(|| "–".to_string(), |v| format!("{v:.2}"))
+}
+
+fn times(value: Option<f64>) -> String {
+    value.map_or_else(|| "–".to_string(), |v| format!("{v:.1}x"))
+}
+
+/// Prints the tables for whatever ran since `started`.
+pub fn print(started: SystemTime) {
+    let medians = Medians::read(&output_directory(), started);
+    if medians.0.is_empty() {
+        return;
+    }
+    let mut out = String::new();
+    per_call(&mut out, &medians);
+    ratios(&mut out, &medians);
+    others(&mut out, &medians);
+    goals(&mut out, &medians);
+    memory(&mut out);
+    println!("\n{out}");
+}
+
+fn per_call(out: &mut String, m: &Medians) {
+    let _ = writeln!(
+        out,
+        "## Per call, ns (median; with 2 threads, per call per thread)\n"
+    );
+    let _ = writeln!(out, "| scenario | threads | {} |", COLUMNS.join(" | "));
+    let _ = writeln!(out, "|---|---:|{}", "---:|".repeat(COLUMNS.len()));
+    for (scenario, label) in SCENARIOS {
+        for (suffix, threads) in THREADS {
+            let group = format!("{scenario}_{suffix}");
+            let cells: Vec<String> = COLUMNS.iter().map(|c| ns(m.get(&group, c))).collect();
+            if cells.iter().all(|c| c == "–") {
+                continue;
+            }
+            let _ = writeln!(out, "| {label} | {threads} | {} |", cells.join(" | "));
+        }
+    }
+    for (suffix, threads) in THREADS {
+        let group = format!("rejection_{suffix}");
+        for clock in ["quanta raw", "Instant::now"] {
+            if let Some(v) = m.get(&group, clock) {
+                let _ = writeln!(
+                    out,
+                    "| (c) for scale: one `{clock}` clock read | {threads} | {v:.2} |{}",
+                    " |".repeat(COLUMNS.len() - 1)
+                );
+            }
+        }
+    }
+}
+
+fn ratios(out: &mut String, m: &Medians) {
+    let _ = writeln!(
+        out,
+        "\n## hotbreaker against the bare call and each peer (peer ÷ hotbreaker: how many times slower the peer is)\n"
+    );
+    let _ = writeln!(
+        out,
+        "| scenario | threads | hotbreaker − bare, ns | hotbreaker ÷ bare | contention: hotbreaker − one per thread, ns | {} |",
+        PEERS.map(|p| format!("{p} ÷ hotbreaker")).join(" | ")
+    );
+    let _ = writeln!(
+        out,
+        "|---|---:|---:|---:|---:|{}",
+        "---:|".repeat(PEERS.len())
+    );
+    for (scenario, label) in SCENARIOS {
+        for (suffix, threads) in THREADS {
+            let group = format!("{scenario}_{suffix}");
+            let (Some(bare), Some(hot)) = (m.get(&group, Bare::NAME), m.get(&group, Hot::NAME))
+            else {
+                continue;
+            };
+            let peers: Vec<String> = PEERS
+                .iter()
+                .map(|p| times(m.get(&group, p).map(|v| v / hot)))
+                .collect();
+            let contention = m
+                .get(&group, APART)
+                .map_or_else(|| "–".to_string(), |apart| format!("{:+.2}", hot - apart));
+            let _ = writeln!(
+                out,
+                "| {label} | {threads} | {:+.2} | {:.2}x | {contention} | {} |",
+                hot - bare,
+                hot / bare,
+                peers.join(" | ")
+            );
+        }
+    }
+}
+
+fn others(out: &mut String, m: &Medians) {
+    let rows = [
+        (
+            "failure",
+            "consecutive",
+            "(d) failure, run rule (1 success in 1000)",
+        ),
+        (
+            "failure",
+            "rate20",
+            "(d) failure, 100 % over 20 (1 success in 10)",
+        ),
+        (
+            "probe",
+            "round",
+            "(e) probe round: probe, close, trip (manual clock)",
+        ),
+    ];
+    let mut lines = Vec::new();
+    for (scenario, function, label) in rows {
+        let one = m.get(&format!("{scenario}_1thread"), function);
+        let two = m.get(&format!("{scenario}_2threads"), function);
+        if one.is_some() || two.is_some() {
+            lines.push(format!("| {label} | {} | {} |", ns(one), ns(two)));
+        }
+    }
+    if !lines.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n## hotbreaker only, ns per call (per thread)\n\n| path | 1 thread | 2 threads |\n|---|---:|---:|"
+        );
+        for line in lines {
+            let _ = writeln!(out, "{line}");
+        }
+    }
+}
+
+fn goals(out: &mut String, m: &Medians) {
+    let mut rows: Vec<(String, Option<f64>, String, Option<bool>)> = Vec::new();
+    let hot = |g: &str| m.get(g, Hot::NAME);
+    let bare = |g: &str| m.get(g, Bare::NAME);
+    let over_bare = |g: &str| Some(hot(g)? - bare(g)?);
+    for (suffix, threads) in THREADS {
+        let g = format!("healthy_{suffix}");
+        let d = over_bare(&g);
+        rows.push((
+            format!("(a) healthy, {threads} thread(s): hotbreaker − bare"),
+            d,
+            "≤ 0.5 ns".into(),
+            d.map(|d| d <= 0.5),
+        ));
+    }
+    for window in [20, 100] {
+        for (suffix, threads) in THREADS {
+            let g = format!("lesson{window}_{suffix}");
+            let limit = if threads == "1" { 3.0 } else { 5.0 };
+            rows.push((
+                format!("(b) 2.5 %, window {window}, {threads} thread(s): hotbreaker per call"),
+                hot(&g),
+                format!("≤ {limit} ns"),
+                hot(&g).map(|v| v <= limit),
+            ));
+            let speedup = m.get(&g, Recloser::NAME).zip(hot(&g)).map(|(r, h)| r / h);
+            let wanted = if threads == "1" { 5.0 } else { 50.0 };
+            rows.push((
+                format!("(b) 2.5 %, window {window}, {threads} thread(s): recloser ÷ hotbreaker"),
+                speedup,
+                format!("≥ {wanted}x"),
+                speedup.map(|s| s >= wanted),
+            ));
+        }
+    }
+    let raw = m.get("rejection_1thread", "quanta raw");
+    let bound = raw.map(|r| r + 2.0);
+    for (suffix, threads) in THREADS {
+        let g = format!("rejection_{suffix}");
+        let (limit, text) = if threads == "1" {
+            (bound, "≤ raw read + 2 ns".to_string())
+        } else {
+            (
+                bound.map(|b| 1.5 * b),
+                "≤ 1.5 × (raw read + 2 ns)".to_string(),
+            )
+        };
+        rows.push((
+            format!("(c) rejection, {threads} thread(s)"),
+            hot(&g),
+            match limit {
+                Some(l) => format!("{text} = {l:.2} ns"),
+                None => text,
+            },
+            hot(&g).zip(limit).map(|(h, l)| h <= l),
+        ));
+    }
+    for function in ["consecutive", "rate20"] {
+        let v = m.get("failure_1thread", function);
+        rows.push((
+            format!("(d) failure recorded ({function}), 1 thread"),
+            v,
+            "< 50 ns".into(),
+            v.map(|v| v < 50.0),
+        ));
+    }
+    let _ = writeln!(
+        out,
+        "\n## Goals (issue 5), from this run\n\n| goal | measured | limit | holds |\n|---|---:|---|---|"
+    );
+    for (goal, value, limit, holds) in rows {
+        if value.is_none() {
+            continue;
+        }
+        let verdict = match holds {
+            Some(true) => "yes",
+            Some(false) => "**no**",
+            None => "–",
+        };
+        let unit = if limit.contains('x') && !limit.contains('×') {
+            times(value)
+        } else {
+            format!("{} ns", ns(value))
+        };
+        let _ = writeln!(out, "| {goal} | {unit} | {limit} | {verdict} |");
+    }
+}
+
+fn memory(out: &mut String) {
+    let _ = writeln!(
+        out,
+        "\n## Memory per breaker, bytes (`Breaker::memory_footprint`, no listeners)\n\n| rule | default stripes on this machine | 4 stripes | 64 stripes |\n|---|---:|---:|---:|"
+    );
+    for window in [20, 100, 1000] {
+        let size = |stripes: Option<usize>| {
+            let builder = Breaker::builder().failure_rate(0.5, window);
+            let builder = match stripes {
+                Some(n) => builder.stripes(n),
+                None => builder,
+            };
+            builder.build().expect("valid settings").memory_footprint()
+        };
+        let _ = writeln!(
+            out,
+            "| rate over {window} calls | {} | {} | {} |",
+            size(None),
+            size(Some(4)),
+            size(Some(64))
+        );
+    }
+}

@@ -1,0 +1,286 @@
+//! The groups: what is called, how often it fails, and on how many threads.
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{BenchmarkGroup, Criterion, measurement::WallTime};
+use hotbreaker::{Breaker, ManualClock};
+
+use crate::calls::{LessonDay, succeed};
+use crate::contended;
+use crate::contenders::{Bare, BreakerCrate, Failsafe, Guard, Hot, Naive, Recloser};
+
+/// Runs `$f::<G>($args)` for every contender, in the report's column order.
+macro_rules! for_each_contender {
+    ($f:ident, $($arg:expr),*) => {{
+        $f::<Bare>($($arg),*);
+        $f::<Hot>($($arg),*);
+        $f::<Recloser>($($arg),*);
+        $f::<Failsafe>($($arg),*);
+        $f::<BreakerCrate>($($arg),*);
+        $f::<Naive>($($arg),*);
+    }};
+}
+
+/// The control in every contended group: the same two threads, each calling a breaker of its
+/// own, so that nothing is shared. One shared breaker's time beyond this is what contention
+/// costs; this beyond the single-threaded time is what the machine costs (two busy vCPUs).
+pub const APART: &str = "hotbreaker, one per thread";
+
+/// Claims this thread's stripe slot (process-wide) before the timing starts.
+fn claim_slot() {
+    let breaker = Breaker::builder().build().expect("default settings");
+    if let Ok(permit) = breaker.try_acquire() {
+        permit.success();
+    }
+}
+
+fn configure(group: &mut BenchmarkGroup<'_, WallTime>) {
+    // Per-call results are a few nanoseconds: a plain mean per sample is what is wanted.
+    group.sampling_mode(criterion::SamplingMode::Flat);
+}
+
+/// (a) Every call succeeds.
+pub fn healthy(c: &mut Criterion) {
+    fn one<G: Guard>(group: &mut BenchmarkGroup<'_, WallTime>) {
+        let guard = G::with_window(100);
+        group.bench_function(G::NAME, |b| b.iter(|| guard.run(succeed)));
+    }
+    fn two<G: Guard>(group: &mut BenchmarkGroup<'_, WallTime>) {
+        let guard = G::with_window(100);
+        group.bench_function(G::NAME, |b| {
+            b.iter_custom(|iters| {
+                contended::run(iters, claim_slot, |_, iters| {
+                    for _ in 0..iters {
+                        black_box(guard.run(succeed));
+                    }
+                })
+            })
+        });
+    }
+    let mut group = c.benchmark_group("healthy_1thread");
+    configure(&mut group);
+    for_each_contender!(one, &mut group);
+    group.finish();
+    let mut group = c.benchmark_group("healthy_2threads");
+    configure(&mut group);
+    for_each_contender!(two, &mut group);
+    let apart = [Hot::with_window(100), Hot::with_window(100)];
+    group.bench_function(APART, |b| {
+        b.iter_custom(|iters| {
+            contended::run(iters, claim_slot, |thread, iters| {
+                for _ in 0..iters {
+                    black_box(apart[thread].run(succeed));
+                }
+            })
+        })
+    });
+    group.finish();
+}
+
+/// (b) Every 40th call fails; the rule is "half of the last `window` calls".
+pub fn lesson(c: &mut Criterion, window: u32) {
+    fn one<G: Guard>(group: &mut BenchmarkGroup<'_, WallTime>, window: u32) {
+        let guard = G::with_window(window);
+        let mut day = LessonDay::new(0);
+        group.bench_function(G::NAME, |b| b.iter(|| guard.run(|| day.next())));
+    }
+    fn two<G: Guard>(group: &mut BenchmarkGroup<'_, WallTime>, window: u32) {
+        let guard = G::with_window(window);
+        group.bench_function(G::NAME, |b| {
+            b.iter_custom(|iters| {
+                contended::run(iters, claim_slot, |thread, iters| {
+                    let mut day = LessonDay::new(thread);
+                    for _ in 0..iters {
+                        black_box(guard.run(|| day.next()));
+                    }
+                })
+            })
+        });
+    }
+    let mut group = c.benchmark_group(format!("lesson{window}_1thread"));
+    configure(&mut group);
+    for_each_contender!(one, &mut group, window);
+    group.finish();
+    let mut group = c.benchmark_group(format!("lesson{window}_2threads"));
+    configure(&mut group);
+    for_each_contender!(two, &mut group, window);
+    let apart = [Hot::with_window(window), Hot::with_window(window)];
+    group.bench_function(APART, |b| {
+        b.iter_custom(|iters| {
+            contended::run(iters, claim_slot, |thread, iters| {
+                let mut day = LessonDay::new(thread);
+                for _ in 0..iters {
+                    black_box(apart[thread].run(|| day.next()));
+                }
+            })
+        })
+    });
+    group.finish();
+}
+
+/// (c) The breaker is open: every call is rejected. Every breaker reads its real clock; the
+/// raw quanta read and `Instant::now` are measured beside them.
+pub fn rejection(c: &mut Criterion) {
+    fn one<G: Guard>(group: &mut BenchmarkGroup<'_, WallTime>) {
+        let guard = G::with_window(20);
+        guard.trip();
+        group.bench_function(G::NAME, |b| b.iter(|| guard.run(succeed)));
+    }
+    fn two<G: Guard>(group: &mut BenchmarkGroup<'_, WallTime>) {
+        let guard = G::with_window(20);
+        guard.trip();
+        group.bench_function(G::NAME, |b| {
+            b.iter_custom(|iters| {
+                contended::run(iters, claim_slot, |_, iters| {
+                    for _ in 0..iters {
+                        black_box(guard.run(succeed));
+                    }
+                })
+            })
+        });
+    }
+    let clock = quanta::Clock::new();
+    let mut group = c.benchmark_group("rejection_1thread");
+    configure(&mut group);
+    for_each_contender!(one, &mut group);
+    group.bench_function("quanta raw", |b| b.iter(|| clock.raw()));
+    group.bench_function("Instant::now", |b| b.iter(std::time::Instant::now));
+    group.finish();
+    let mut group = c.benchmark_group("rejection_2threads");
+    configure(&mut group);
+    for_each_contender!(two, &mut group);
+    let apart = [Hot::with_window(20), Hot::with_window(20)];
+    apart.iter().for_each(Guard::trip);
+    group.bench_function(APART, |b| {
+        b.iter_custom(|iters| {
+            contended::run(iters, claim_slot, |thread, iters| {
+                for _ in 0..iters {
+                    black_box(apart[thread].run(succeed));
+                }
+            })
+        })
+    });
+    group.bench_function("quanta raw", |b| {
+        b.iter_custom(|iters| {
+            contended::run(iters, claim_slot, |_, iters| {
+                for _ in 0..iters {
+                    black_box(clock.raw());
+                }
+            })
+        })
+    });
+    group.finish();
+}
+
+/// Breakers whose failures here never trip them, and how often a success comes: a run rule
+/// longer than any run (a success every 1000th call ends it), and a rate rule of 100 % over
+/// 20 calls with a success every 10th (so each failure finds some 18 others in its window).
+fn failure_breakers() -> [(&'static str, Breaker, u32); 2] {
+    [
+        (
+            "consecutive",
+            Breaker::builder()
+                .consecutive_failures(1001)
+                .build()
+                .expect("valid settings"),
+            1000,
+        ),
+        (
+            "rate20",
+            Breaker::builder()
+                .failure_rate(1.0, 20)
+                .build()
+                .expect("valid settings"),
+            10,
+        ),
+    ]
+}
+
+/// (d) Recording failures in a closed breaker (hotbreaker only): nearly every call fails.
+pub fn failure(c: &mut Criterion) {
+    let mut group = c.benchmark_group("failure_1thread");
+    configure(&mut group);
+    for (name, breaker, success_every) in failure_breakers() {
+        let mut n = 0;
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                n += 1;
+                let fails = n % success_every != 0;
+                breaker.call(|| if fails { Err(black_box(2)) } else { Ok(1) })
+            })
+        });
+    }
+    group.finish();
+    let mut group = c.benchmark_group("failure_2threads");
+    configure(&mut group);
+    for (name, breaker, success_every) in failure_breakers() {
+        group.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                contended::run(iters, claim_slot, |_, iters| {
+                    for n in 1..=iters {
+                        let fails = n % u64::from(success_every) != 0;
+                        let _ = black_box(
+                            breaker.call(|| if fails { Err(black_box(2)) } else { Ok(1) }),
+                        );
+                    }
+                })
+            })
+        });
+    }
+    group.finish();
+}
+
+/// (e) Half-open probe rounds on a manual clock (hotbreaker only): the open period ends, a
+/// probe passes and closes the breaker, a failure trips it again.
+pub fn probe(c: &mut Criterion) {
+    const OPEN: Duration = Duration::from_millis(10);
+    let setup = || {
+        let clock = ManualClock::new();
+        let breaker = Breaker::builder()
+            .consecutive_failures(1)
+            .open_duration(OPEN)
+            .clock(clock.clone())
+            .build()
+            .expect("valid settings");
+        breaker.try_acquire().expect("closed").failure();
+        (clock, breaker)
+    };
+    let mut group = c.benchmark_group("probe_1thread");
+    configure(&mut group);
+    let (clock, breaker) = setup();
+    group.bench_function("round", |b| {
+        b.iter(|| {
+            clock.advance(OPEN);
+            breaker.try_acquire().expect("a probe").success();
+            breaker.try_acquire().expect("closed").failure();
+        })
+    });
+    group.finish();
+    let mut group = c.benchmark_group("probe_2threads");
+    configure(&mut group);
+    let (clock, breaker) = setup();
+    group.bench_function("round", |b| {
+        b.iter_custom(|iters| {
+            contended::run(iters, claim_slot, |_, iters| {
+                for _ in 0..iters {
+                    // Each thread tries a round; the other may have made the same moves first.
+                    clock.advance(OPEN);
+                    match breaker.try_acquire() {
+                        Ok(permit) if permit.is_probe() => permit.success(),
+                        Ok(permit) => permit.failure(),
+                        Err(rejected) => drop(black_box(rejected)),
+                    }
+                    if let Ok(permit) = breaker.try_acquire() {
+                        if permit.is_probe() {
+                            permit.success();
+                        } else {
+                            permit.failure();
+                        }
+                    }
+                }
+            })
+        })
+    });
+    group.finish();
+}
