@@ -157,6 +157,7 @@ async fn main() -> Result<(), BoxError> {
 
     let breaker = Arc::new(
         Breaker::builder()
+            .count_successes(true)
             .consecutive_failures(3)
             .failure_rate(0.5, 20)
             .open_duration(OPEN_DURATION)
@@ -215,7 +216,13 @@ async fn main() -> Result<(), BoxError> {
     let m = breaker.metrics();
     println!(
         "\nbreaker: {} | successes {} failures {} ignored (4xx) {} rejected {} | openings {} closings {}",
-        m.state, m.successes, m.failures, m.ignored, m.rejected, m.openings, m.closings
+        m.state,
+        m.successes.unwrap_or_default(),
+        m.failures,
+        m.ignored,
+        m.rejected,
+        m.openings,
+        m.closings
     );
     println!("done in {:.1} s", start.elapsed().as_secs_f64());
     Ok(())

@@ -13,7 +13,7 @@ use crate::open_deadline::OpenDeadline;
 use crate::permit::{Outcome, OwnedPermit, Permit, PermitKind, Rejected};
 use crate::state::{State, StateWord};
 use crate::stripes::{Counter, LocalStripe, Stripes};
-use crate::sync::{AtomicU64, Backoff, CachePadded, Ordering, Swappable};
+use crate::sync::{AtomicBool, AtomicU64, Backoff, CachePadded, Ordering, Swappable};
 use crate::wait::Waiters;
 use crate::window::{Judgement, TripCause, Window};
 
@@ -50,6 +50,9 @@ struct Control {
     state: AtomicU64,
     deadline: OpenDeadline,
     waiters: Waiters,
+    /// On the state word's cache line, so that the healthy path reads it for free. Relaxed:
+    /// it orders nothing, and a call that sees it late only counts or skips one success.
+    count_successes: AtomicBool,
 }
 
 #[derive(Default)]
@@ -88,6 +91,7 @@ impl<C: Clock> Breaker<C> {
                 state: AtomicU64::new(initial.0),
                 deadline: OpenDeadline::new(),
                 waiters: Waiters::new(),
+                count_successes: AtomicBool::new(settings.config.count_successes),
             }),
             window: Window::new(&settings, initial.generation()),
             stripes: Stripes::new(settings.stripes),
@@ -230,22 +234,26 @@ impl<C: Clock> Breaker<C> {
     /// caller; every other verdict goes to [`record_other`](Breaker::record_other).
     #[inline(always)]
     pub(crate) fn record(&self, generation: u32, kind: PermitKind, outcome: Outcome) {
-        let local = self.stripes.local();
         if outcome == Outcome::Success && kind == PermitKind::Closed {
-            self.closed_success(generation, local);
+            self.closed_success(generation);
         } else {
-            self.record_other(generation, kind, outcome, local);
+            self.record_other(generation, kind, outcome, self.stripes.local());
         }
     }
 
+    /// The healthy path: with the window clean and successes not counted, two loads (the flag
+    /// shares the state word's line) and no write; the thread's stripe is looked up only when
+    /// something is to be written to it.
     #[inline(always)]
-    fn closed_success(&self, generation: u32, local: LocalStripe<'_>) {
-        local.bump(Counter::Successes);
-        let judged =
-            self.window
-                .record_success(generation, &self.stripes, local, &self.settings, || {
-                    self.is_closed_in(generation)
-                });
+    fn closed_success(&self, generation: u32) {
+        if self.control.count_successes.load(Ordering::Relaxed) {
+            self.stripes.bump(Counter::Successes);
+        }
+        let judged = self
+            .window
+            .record_success(generation, &self.stripes, &self.settings, || {
+                self.is_closed_in(generation)
+            });
         if let Judgement::Trip(cause) = judged {
             self.trip(generation, cause);
         }
@@ -261,14 +269,16 @@ impl<C: Clock> Breaker<C> {
         local: LocalStripe<'_>,
     ) {
         match outcome {
-            Outcome::Success => match kind {
-                PermitKind::Closed => self.closed_success(generation, local),
-                PermitKind::Probe => {
+            Outcome::Success => {
+                if self.control.count_successes.load(Ordering::Relaxed) {
                     local.bump(Counter::Successes);
-                    self.probe_succeeded(generation);
                 }
-                PermitKind::Forced => local.bump(Counter::Successes),
-            },
+                match kind {
+                    PermitKind::Closed => self.closed_success(generation),
+                    PermitKind::Probe => self.probe_succeeded(generation),
+                    PermitKind::Forced => {}
+                }
+            }
             Outcome::Failure => {
                 local.bump(Counter::Failures);
                 match kind {
@@ -528,7 +538,11 @@ impl<C: Clock> Breaker<C> {
                 State::Open if self.open_period_over(word) => State::HalfOpen,
                 state => state,
             },
-            successes: self.stripes.total(Counter::Successes),
+            successes: self
+                .control
+                .count_successes
+                .load(Ordering::Relaxed)
+                .then(|| self.stripes.total(Counter::Successes)),
             failures: self.stripes.total(Counter::Failures),
             ignored: self.stripes.total(Counter::Ignored),
             released: self.stripes.total(Counter::Released),
@@ -601,6 +615,9 @@ impl<C: Clock> Breaker<C> {
             ));
         }
         self.settings.store(settings);
+        self.control
+            .count_successes
+            .store(config.count_successes, Ordering::Relaxed);
         Ok(())
     }
 

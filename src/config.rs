@@ -138,6 +138,11 @@ pub struct Config {
     /// breaker is built.
     #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
     pub stripes: Option<usize>,
+    /// Count every success in the metrics, at the cost of one store to the thread's own cache
+    /// line per successful call. Off by default: then a success while the window holds no
+    /// failure is loads only, and [`Metrics::successes`](crate::Metrics::successes) is `None`.
+    /// Switched on by a reconfiguration, the count starts from there.
+    pub count_successes: bool,
 }
 
 impl Default for Config {
@@ -149,6 +154,7 @@ impl Default for Config {
             half_open_probes: 1,
             success_threshold: 1,
             stripes: None,
+            count_successes: false,
         }
     }
 }

@@ -13,8 +13,10 @@ use crate::state::State;
 pub struct Metrics {
     /// The state; an open breaker whose open period has ended reads as half-open.
     pub state: State,
-    /// Permits that ended in a success.
-    pub successes: u64,
+    /// Permits that ended in a success while the breaker counted them
+    /// ([`count_successes`](crate::Builder::count_successes)); `None` while it does not, which
+    /// is what keeps a healthy call free of writes.
+    pub successes: Option<u64>,
     /// Permits that ended in a failure, including panics during the call.
     pub failures: u64,
     /// Permits whose outcome was ignored.
@@ -40,9 +42,9 @@ pub struct Metrics {
 }
 
 impl Metrics {
-    /// Permits that have ended, whatever their verdict.
-    pub fn permitted(&self) -> u64 {
-        self.successes + self.failures + self.ignored + self.released
+    /// Permits that have ended, whatever their verdict; `None` unless successes are counted.
+    pub fn permitted(&self) -> Option<u64> {
+        Some(self.successes? + self.failures + self.ignored + self.released)
     }
 
     /// While closed: the share of failures in the failure-rate window, or 0 when it is empty.

@@ -95,13 +95,17 @@ pub fn describe() {
 /// breaker do no work for it.
 pub fn export<C: Clock>(name: &str, breaker: &Breaker<C>) {
     let metrics = breaker.metrics();
+    // Successes are there only if the breaker counts them (`Builder::count_successes`).
     let outcomes = [
         ("success", metrics.successes),
-        ("failure", metrics.failures),
-        ("ignored", metrics.ignored),
-        ("released", metrics.released),
+        ("failure", Some(metrics.failures)),
+        ("ignored", Some(metrics.ignored)),
+        ("released", Some(metrics.released)),
     ];
-    for (outcome, total) in outcomes {
+    for (outcome, total) in outcomes
+        .into_iter()
+        .filter_map(|(outcome, total)| Some((outcome, total?)))
+    {
         counter!(CALLS, "breaker" => name.to_owned(), "outcome" => outcome).absolute(total);
     }
     counter!(REJECTED, "breaker" => name.to_owned()).absolute(metrics.rejected);

@@ -101,6 +101,7 @@ fn every_permit_ends_in_exactly_one_counter() {
         .failure_rate(0.3, 20)
         .open_duration(Duration::from_micros(50))
         .half_open_probes(2)
+        .count_successes(true)
         .stripes(2) // fewer stripes than threads: some threads share one
         .clock(clock.clone())
         .build()
@@ -134,7 +135,7 @@ fn every_permit_ends_in_exactly_one_counter() {
         }
     });
     let metrics = breaker.metrics();
-    assert_eq!(metrics.permitted(), granted.load(Ordering::Relaxed));
+    assert_eq!(metrics.permitted(), Some(granted.load(Ordering::Relaxed)));
     assert_eq!(metrics.rejected, rejected.load(Ordering::Relaxed));
     assert!(
         metrics.openings > 0,
@@ -146,7 +147,11 @@ fn every_permit_ends_in_exactly_one_counter() {
 fn a_healthy_day_with_rare_failures_never_trips() {
     // 1 call in 40 fails, the threshold is half of 20: the window must age failures out
     // while threads race, or they pile up and trip it.
-    let breaker = Breaker::builder().failure_rate(0.5, 20).build().unwrap();
+    let breaker = Breaker::builder()
+        .failure_rate(0.5, 20)
+        .count_successes(true)
+        .build()
+        .unwrap();
     std::thread::scope(|scope| {
         for thread in 0..THREADS {
             let breaker = &breaker;
@@ -164,6 +169,6 @@ fn a_healthy_day_with_rare_failures_never_trips() {
     });
     let metrics = breaker.metrics();
     assert_eq!(metrics.openings, 0);
-    assert_eq!(metrics.permitted(), (THREADS * 100_000) as u64);
+    assert_eq!(metrics.permitted(), Some((THREADS * 100_000) as u64));
     assert!(metrics.window_failures <= 10, "{metrics:?}");
 }

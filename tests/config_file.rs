@@ -51,6 +51,7 @@ fn expected() -> Config {
         half_open_probes: 2,
         success_threshold: 2,
         stripes: None,
+        count_successes: false,
     }
 }
 
@@ -281,10 +282,10 @@ fn a_config_that_fits_no_live_breaker_is_refused_by_reconfigure() {
 fn reconfiguring_from_files_under_load_keeps_every_count() {
     // Every file fits the breaker's 64 failure records and its 4 stripes.
     let files = [
-        "failure_rate = { threshold = 0.2, window = 16 }\nopen_duration = \"20us\"\nstripes = 4\n",
-        "failure_rate = { threshold = 0.9, window = 64 }\nopen_duration = \"50us\"\nstripes = 4\n",
-        "consecutive_failures = 3\nopen_duration = \"10us\"\nstripes = 4\n",
-        "consecutive_failures = 8\nfailure_rate = { threshold = 0.5, window = 8, minimum_calls = 4 }\nopen_duration = \"1ms\"\nstripes = 4\n",
+        "count_successes = true\nfailure_rate = { threshold = 0.2, window = 16 }\nopen_duration = \"20us\"\nstripes = 4\n",
+        "count_successes = true\nfailure_rate = { threshold = 0.9, window = 64 }\nopen_duration = \"50us\"\nstripes = 4\n",
+        "count_successes = true\nconsecutive_failures = 3\nopen_duration = \"10us\"\nstripes = 4\n",
+        "count_successes = true\nconsecutive_failures = 8\nfailure_rate = { threshold = 0.5, window = 8, minimum_calls = 4 }\nopen_duration = \"1ms\"\nstripes = 4\n",
     ];
     let configs: Vec<Config> = files
         .iter()
@@ -294,6 +295,7 @@ fn reconfiguring_from_files_under_load_keeps_every_count() {
         .failure_rate(0.5, 64)
         .open_duration(Duration::from_micros(20))
         .stripes(4)
+        .count_successes(true)
         .build()
         .unwrap();
     let granted = AtomicU64::new(0);
@@ -323,6 +325,6 @@ fn reconfiguring_from_files_under_load_keeps_every_count() {
             }
         });
     });
-    assert_eq!(breaker.metrics().permitted(), granted.into_inner());
+    assert_eq!(breaker.metrics().permitted(), Some(granted.into_inner()));
     assert_eq!(breaker.config(), configs[399 % files.len()]);
 }

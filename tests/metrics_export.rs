@@ -85,6 +85,7 @@ fn payments(clock: &ManualClock) -> Breaker<ManualClock> {
     Breaker::builder()
         .consecutive_failures(2)
         .open_duration(Duration::from_secs(1))
+        .count_successes(true)
         .on_transition(metrics_export::count_transitions("payments"))
         .clock(clock.clone())
         .build()
@@ -195,7 +196,11 @@ fn the_registry_exports_every_breaker_under_its_name() {
         })
         .unwrap();
     let search = registry
-        .get_or_insert_with("search", |_| Breaker::builder().clock(ManualClock::new()))
+        .get_or_insert_with("search", |_| {
+            Breaker::builder()
+                .count_successes(true)
+                .clock(ManualClock::new())
+        })
         .unwrap();
     with_local_recorder(&recorder, || {
         users.try_acquire().unwrap().failure();
@@ -204,6 +209,8 @@ fn the_registry_exports_every_breaker_under_its_name() {
         registry.export_metrics();
     });
     assert_eq!(recorder.counter(&calls("users", "failure")), Some(1));
+    // `users` does not count successes: none are exported, rather than a false zero.
+    assert_eq!(recorder.counter(&calls("users", "success")), None);
     assert_eq!(recorder.counter(&calls("search", "success")), Some(2));
     assert_eq!(recorder.counter(&calls("search", "failure")), Some(0));
     assert_eq!(recorder.gauge(&state("users", "open")), Some(1.0));

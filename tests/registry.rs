@@ -13,6 +13,7 @@ fn builder() -> hotbreaker::Builder<ManualClock> {
     Breaker::builder()
         .consecutive_failures(2)
         .failure_rate(0.9, 10)
+        .count_successes(true)
         .clock(ManualClock::new())
 }
 
@@ -96,9 +97,9 @@ fn the_snapshot_lists_every_breaker_by_name() {
     assert_eq!(health[0].state, State::Open);
     assert_eq!(health[0].metrics.failures, 2);
     assert_eq!(health[2].state, State::Closed);
-    assert_eq!(health[2].metrics.successes, 1);
+    assert_eq!(health[2].metrics.successes, Some(1));
     assert_eq!(health[2].failure_rate, 0.5);
-    assert_eq!(health[1].metrics.permitted(), 0);
+    assert_eq!(health[1].metrics.permitted(), Some(0));
 }
 
 #[test]
@@ -115,7 +116,7 @@ fn removed_breakers_keep_working_for_their_holders() {
         .get_or_insert_with("payments", |_| builder())
         .unwrap();
     assert!(!Arc::ptr_eq(&payments, &fresh));
-    assert_eq!(fresh.metrics().successes, 0);
+    assert_eq!(fresh.metrics().successes, Some(0));
 }
 
 #[cfg(feature = "json")]

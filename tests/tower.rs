@@ -22,6 +22,7 @@ fn breaker(consecutive: usize) -> (Arc<Breaker<ManualClock>>, ManualClock) {
     let breaker = Breaker::builder()
         .consecutive_failures(consecutive)
         .open_duration(Duration::from_secs(1))
+        .count_successes(true)
         .clock(clock.clone())
         .build()
         .unwrap();
@@ -107,7 +108,11 @@ async fn http_classifier_fails_5xx_ignores_4xx_and_passes_the_rest() {
 
     send(&mut service, 500).await.unwrap();
     let m = breaker.metrics();
-    assert_eq!((m.failures, m.ignored, m.successes), (1, 0, 0), "500 fails");
+    assert_eq!(
+        (m.failures, m.ignored, m.successes),
+        (1, 0, Some(0)),
+        "500 fails"
+    );
     assert_eq!(m.consecutive_failures, 1);
 
     // Any number of 404s neither trips the breaker nor ends the run of failures.
@@ -117,7 +122,7 @@ async fn http_classifier_fails_5xx_ignores_4xx_and_passes_the_rest() {
     let m = breaker.metrics();
     assert_eq!(
         (m.failures, m.ignored, m.successes),
-        (1, 10, 0),
+        (1, 10, Some(0)),
         "404 is ignored"
     );
     assert_eq!(m.consecutive_failures, 1);
@@ -128,7 +133,7 @@ async fn http_classifier_fails_5xx_ignores_4xx_and_passes_the_rest() {
     let m = breaker.metrics();
     assert_eq!(
         (m.failures, m.ignored, m.successes),
-        (1, 10, 2),
+        (1, 10, Some(2)),
         "200 and 302 succeed"
     );
     assert_eq!(m.consecutive_failures, 0);
@@ -370,7 +375,7 @@ async fn retry_inside_the_breaker_counts_one_outcome_per_request() {
     assert_eq!(send(&mut service, 200).await.unwrap().status(), 200);
     assert_eq!(attempts.load(Ordering::Relaxed), 2);
     let m = breaker.metrics();
-    assert_eq!((m.successes, m.failures), (1, 0));
+    assert_eq!((m.successes, m.failures), (Some(1), 0));
 
     // The dependency is down: each request spends its three attempts and counts once.
     flaky_until.store(usize::MAX, Ordering::Relaxed);
@@ -379,7 +384,7 @@ async fn retry_inside_the_breaker_counts_one_outcome_per_request() {
     }
     assert_eq!(attempts.load(Ordering::Relaxed), 2 + 2 * 3);
     let m = breaker.metrics();
-    assert_eq!((m.successes, m.failures), (1, 2));
+    assert_eq!((m.successes, m.failures), (Some(1), 2));
     assert_eq!(breaker.state(), State::Open);
 
     // Open: the breaker rejects before any retry is tried.

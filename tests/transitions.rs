@@ -32,10 +32,14 @@ fn record(breaker: &Breaker<ManualClock>, outcomes: &str) {
 
 #[test]
 fn successes_keep_it_closed() {
-    let (breaker, _) = breaker(|b| b.failure_rate(0.5, 4).consecutive_failures(2));
+    let (breaker, _) = breaker(|b| {
+        b.failure_rate(0.5, 4)
+            .consecutive_failures(2)
+            .count_successes(true)
+    });
     record(&breaker, &"s".repeat(1000));
     assert_eq!(breaker.state(), State::Closed);
-    assert_eq!(breaker.metrics().successes, 1000);
+    assert_eq!(breaker.metrics().successes, Some(1000));
 }
 
 #[test]

@@ -136,7 +136,7 @@ fn compare(breaker: &Breaker<ManualClock>, model: &ReferenceModel, now: u64) -> 
     let real = (
         metrics.state,
         [
-            metrics.successes,
+            metrics.successes.unwrap_or(u64::MAX),
             metrics.failures,
             metrics.ignored,
             metrics.released,

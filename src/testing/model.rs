@@ -32,6 +32,7 @@ impl ModelConfig {
         clock: crate::ManualClock,
     ) -> Result<crate::Breaker<crate::ManualClock>, crate::ConfigError> {
         let mut builder = crate::Breaker::builder()
+            .count_successes(true)
             .open_duration(self.open_duration)
             .half_open_probes(self.half_open_probes as usize)
             .success_threshold(self.success_threshold as usize);

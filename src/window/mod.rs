@@ -188,7 +188,6 @@ impl Window {
         &self,
         generation: u32,
         stripes: &Stripes,
-        local: LocalStripe<'_>,
         settings: &Swappable<Settings>,
         is_current: impl Fn() -> bool,
     ) -> Judgement {
@@ -198,6 +197,7 @@ impl Window {
         if WindowWord::is_clean_for(raw, generation) {
             return Judgement::Keep;
         }
+        let local = stripes.local();
         // A failure is in view and this thread owns its stripe: the success only ages it, so
         // count it here, as `count_aging_success` would, without leaving the caller.
         if WindowWord::is_dirty_for(raw, generation) {
