@@ -165,6 +165,8 @@ impl<C: Clock> Builder<C> {
                     });
                 }
                 (None, Some(_)) => {
+                    // A value out of range is named before a conflict between settings.
+                    Settings::validate(&config)?;
                     return Err(ConfigError::new(
                         "minimum_calls",
                         "applies to the failure-rate rule, and only consecutive_failures is set",

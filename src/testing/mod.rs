@@ -3,7 +3,9 @@
 //! run. Not part of the stable API.
 
 mod differential;
+mod fuzz;
 mod model;
 
 pub use differential::{Mismatch, Op, run_differential, run_differential_split};
+pub use fuzz::{fuzz_configuration, fuzz_differential, fuzz_two_threads};
 pub use model::{ModelConfig, ModelCounts, ModelPermit, ReferenceModel};

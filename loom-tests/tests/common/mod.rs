@@ -1,0 +1,301 @@
+//! What the models share: building a small breaker on a manual clock, running a model under a
+//! bounded number of preemptions, recording transitions, and the sequential reference model's
+//! verdict over every interleaving of the threads' operations.
+
+#![allow(dead_code, unused_imports)] // each test binary uses part of this module
+
+use std::collections::HashSet;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use hotbreaker::testing::{ModelConfig, ReferenceModel};
+use hotbreaker::{Breaker, Builder, ManualClock, Outcome, State, Transition};
+use loom::sync::Arc;
+
+/// Open period of every model; the models move the clock by exactly this much.
+pub const OPEN: Duration = Duration::from_millis(10);
+
+/// Runs `model` over every interleaving loom finds with at most `max_preemptions` preemptions.
+///
+/// `LOOM_MAX_PREEMPTIONS` (read by loom's builder) may lower the bound, never raise it: each
+/// model is sized so that its bound explores it in seconds on a 2-core machine.
+pub fn check(max_preemptions: usize, model: impl Fn() + Sync + Send + 'static) {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(
+        builder
+            .preemption_bound
+            .map_or(max_preemptions, |from_env| from_env.min(max_preemptions)),
+    );
+    // Count the executions, so that a model that explores almost nothing shows in the output.
+    let executions = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = executions.clone();
+    builder.check(move || {
+        counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        model();
+    });
+    println!(
+        "explored {} executions (preemption bound {:?})",
+        executions.load(std::sync::atomic::Ordering::Relaxed),
+        builder.preemption_bound
+    );
+}
+
+/// Runs `model` once for each rotation of the order in which its `roles` threads are spawned;
+/// the model spawns them with [`spawn_in`].
+///
+/// Why: loom's search (a partial-order reduction) compares each access only with the last
+/// access to the same atomic. A race between an early step of the first thread and a late one
+/// of the second can then go unexplored (seen here: with the tripper spawned second, loom never
+/// ran the other caller between the tripper's two writes). In the rotations every pair of
+/// roles is spawned both ways round: for two roles they are both orders, for three they cost
+/// half of all six orders.
+pub fn check_each_order<M>(max_preemptions: usize, roles: usize, model: M)
+where
+    M: Fn(&[usize]) + Sync + Send + Clone + 'static,
+{
+    for first in 0..roles {
+        let order: Vec<usize> = (0..roles).map(|i| (first + i) % roles).collect();
+        let model = model.clone();
+        check(max_preemptions, move || model(&order));
+    }
+}
+
+/// A model thread's work.
+pub type Role<R> = Box<dyn FnOnce() -> R + Send + 'static>;
+
+/// Spawns `roles` as loom threads in `order`, joins them, and returns their results in role
+/// order.
+pub fn spawn_in<R: Send + 'static>(order: &[usize], roles: Vec<Role<R>>) -> Vec<R> {
+    let mut roles: Vec<Option<Role<R>>> = roles.into_iter().map(Some).collect();
+    let handles: Vec<(usize, loom::thread::JoinHandle<R>)> = order
+        .iter()
+        .map(|&role| {
+            (
+                role,
+                loom::thread::spawn(roles[role].take().expect("each role once")),
+            )
+        })
+        .collect();
+    let mut results: Vec<Option<R>> = (0..handles.len()).map(|_| None).collect();
+    for (role, handle) in handles {
+        results[role] = Some(handle.join().unwrap());
+    }
+    results.into_iter().map(|r| r.expect("joined")).collect()
+}
+
+/// A builder with two counter stripes (the state loom tracks grows with each) and the
+/// manual clock.
+pub fn small(
+    configure: impl FnOnce(Builder) -> Builder,
+) -> (Arc<Breaker<ManualClock>>, ManualClock) {
+    let clock = ManualClock::new();
+    let breaker = configure(Breaker::builder().open_duration(OPEN).stripes(2))
+        .clock(clock.clone())
+        .build()
+        .expect("valid configuration");
+    (Arc::new(breaker), clock)
+}
+
+/// The breaker for a reference-model configuration, with `stripes` stripes.
+pub fn from_model(
+    config: &ModelConfig,
+    stripes: usize,
+) -> (Arc<Breaker<ManualClock>>, ManualClock) {
+    small(|mut builder| {
+        if let Some((threshold, window, minimum)) = config.failure_rate {
+            builder = builder
+                .failure_rate(threshold, window as usize)
+                .minimum_calls(minimum as usize);
+        }
+        if let Some(run) = config.consecutive_failures {
+            builder = builder.consecutive_failures(run as usize);
+        }
+        builder
+            .open_duration(config.open_duration)
+            .half_open_probes(config.half_open_probes as usize)
+            .success_threshold(config.success_threshold as usize)
+            .stripes(stripes)
+    })
+}
+
+/// The transitions a breaker announced, in the order the listeners ran.
+///
+/// A std mutex, not loom's: loom runs all of a model's threads on one OS thread, one at a
+/// time, and the listener does nothing loom can preempt while it holds the lock, so the lock
+/// is never contended; keeping it out of loom's sight keeps the explored state small.
+#[derive(Clone, Default)]
+pub struct Events(std::sync::Arc<Mutex<Vec<Transition>>>);
+
+impl Events {
+    pub fn listener(&self) -> impl Fn(&Transition) + Send + Sync + 'static {
+        let events = self.0.clone();
+        move |transition| events.lock().unwrap().push(*transition)
+    }
+
+    pub fn take(&self) -> Vec<Transition> {
+        std::mem::take(&mut *self.0.lock().unwrap())
+    }
+}
+
+/// Trips `breaker` (configured with `consecutive_failures(1)`) and moves the clock to the end
+/// of the open period, so the next call is the first probe.
+pub fn trip_and_wait(breaker: &Breaker<ManualClock>, clock: &ManualClock) {
+    breaker.try_acquire().expect("closed").failure();
+    assert_eq!(breaker.state(), State::Open);
+    clock.advance(OPEN);
+}
+
+/// One call of a closed-breaker model: ask for a permit and, if granted, end it so.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Call {
+    Succeed,
+    Fail,
+    Ignore,
+    /// Drop the permit without a verdict.
+    Drop,
+}
+
+pub use Call::{Drop as D, Fail as F, Ignore as I, Succeed as S};
+
+/// Makes `call` on the breaker; whether a permit was granted.
+pub fn make(breaker: &Breaker<ManualClock>, call: Call) -> bool {
+    let Ok(permit) = breaker.try_acquire() else {
+        return false;
+    };
+    match call {
+        Call::Succeed => permit.success(),
+        Call::Fail => permit.failure(),
+        Call::Ignore => permit.ignore(),
+        Call::Drop => drop(permit),
+    }
+    true
+}
+
+/// What a model compares at the end: the state, the window as metrics report it (failures,
+/// calls, consecutive failures) and the openings.
+pub type Final = (State, (u32, u32, u32), u64);
+
+/// What the breaker's metrics say, in the shape of [`Final`].
+pub fn final_of(breaker: &Breaker<ManualClock>) -> Final {
+    let m = breaker.metrics();
+    (
+        m.state,
+        (m.window_failures, m.window_calls, m.consecutive_failures),
+        m.openings,
+    )
+}
+
+/// Every ordering of the threads' calls that keeps each thread's own order.
+pub fn interleavings(threads: &[&[Call]]) -> Vec<Vec<Call>> {
+    fn extend(
+        threads: &[&[Call]],
+        next: &mut [usize],
+        prefix: &mut Vec<Call>,
+        out: &mut Vec<Vec<Call>>,
+    ) {
+        let mut any = false;
+        for t in 0..threads.len() {
+            if next[t] < threads[t].len() {
+                any = true;
+                prefix.push(threads[t][next[t]]);
+                next[t] += 1;
+                extend(threads, next, prefix, out);
+                next[t] -= 1;
+                prefix.pop();
+            }
+        }
+        if !any {
+            out.push(prefix.clone());
+        }
+    }
+    let mut out = Vec::new();
+    extend(
+        threads,
+        &mut vec![0; threads.len()],
+        &mut Vec::new(),
+        &mut out,
+    );
+    out
+}
+
+/// What the reference model ends in for each interleaving of `threads` between `before` and
+/// `after`, each call taken as one atomic step at time zero.
+///
+/// A real call acquires and records in two steps, and another thread's trip may fall between
+/// them; the stale verdict is then not counted. The model would count it or reject it instead,
+/// which changes the counters but not the state, the window or the openings (the clock does
+/// not move, so an open breaker stays open), and those are what [`Final`] holds.
+pub fn model_finals(
+    config: ModelConfig,
+    before: &[Call],
+    threads: &[&[Call]],
+    after: &[Call],
+) -> HashSet<Final> {
+    interleavings(threads)
+        .into_iter()
+        .map(|order| {
+            let mut model = ReferenceModel::new(config);
+            for &call in before.iter().chain(&order).chain(after) {
+                if let Ok(permit) = model.acquire(0) {
+                    match call {
+                        Call::Succeed => model.record(permit, Outcome::Success, 0),
+                        Call::Fail => model.record(permit, Outcome::Failure, 0),
+                        Call::Ignore => model.record(permit, Outcome::Ignore, 0),
+                        Call::Drop => model.release(permit),
+                    }
+                }
+            }
+            (model.state(0), model.window(), model.counts.openings)
+        })
+        .collect()
+}
+
+/// Runs a closed-breaker model: `before` on the main thread, each list of `threads` on its own
+/// loom thread, then `after` on the main thread; the end must be one the reference model
+/// reaches for some interleaving.
+pub fn check_against_model(
+    max_preemptions: usize,
+    config: ModelConfig,
+    before: &'static [Call],
+    threads: &'static [&'static [Call]],
+    after: &'static [Call],
+) {
+    let allowed = model_finals(config, before, threads, after);
+    check_each_order(max_preemptions, threads.len(), move |order| {
+        let (breaker, _clock) = from_model(&config, 2);
+        for &call in before {
+            make(&breaker, call);
+        }
+        let roles: Vec<Role<()>> = threads
+            .iter()
+            .map(|&calls| {
+                let breaker = breaker.clone();
+                Box::new(move || {
+                    for &call in calls {
+                        make(&breaker, call);
+                    }
+                }) as Role<()>
+            })
+            .collect();
+        spawn_in(order, roles);
+        for &call in after {
+            make(&breaker, call);
+        }
+        let got = final_of(&breaker);
+        assert!(
+            allowed.contains(&got),
+            "breaker ended in {got:?}, which no interleaving of the reference model reaches: {allowed:?}"
+        );
+    });
+}
+
+/// A reference-model configuration with a failure-rate rule only.
+pub const fn rate(threshold: f64, window: u32, minimum: u32) -> ModelConfig {
+    ModelConfig {
+        failure_rate: Some((threshold, window, minimum)),
+        consecutive_failures: None,
+        open_duration: OPEN,
+        half_open_probes: 1,
+        success_threshold: 1,
+    }
+}

@@ -1,0 +1,181 @@
+//! Tripping: concurrent failures trip once, a caller racing a trip never slips a probe in,
+//! and a verdict from before a state change does not count after it.
+
+#![cfg(loom)]
+
+mod common;
+
+use common::{Events, F, Role, check, check_each_order, make, small, spawn_in};
+use hotbreaker::{State, Trigger};
+
+/// Three threads each record a failure; the second failure meets the rule.
+///
+/// Catches: a trip that is not a compare-and-swap from the closed word of its own generation
+/// (a store, or a CAS retried from whatever word it finds): the third failure, judged against
+/// a window that still held the second, opens again, and the opening and the transition event
+/// are counted twice.
+#[test]
+fn concurrent_failures_trip_once() {
+    check(2, || {
+        let events = Events::default();
+        let (breaker, _clock) =
+            small(|b| b.consecutive_failures(2).on_transition(events.listener()));
+        let handles: Vec<_> = (0..3)
+            .map(|_| {
+                let breaker = breaker.clone();
+                loom::thread::spawn(move || make(&breaker, F))
+            })
+            .collect();
+        for handle in handles {
+            handle.join().unwrap();
+        }
+        let metrics = breaker.metrics();
+        assert_eq!(metrics.state, State::Open);
+        assert_eq!(metrics.openings, 1, "one trip");
+        let events = events.take();
+        assert_eq!(events.len(), 1, "one transition event: {events:?}");
+        assert_eq!((events[0].from, events[0].to), (State::Closed, State::Open));
+        assert!(matches!(events[0].trigger, Trigger::Tripped { .. }));
+    });
+}
+
+/// One thread trips the breaker while another asks for a permit; the clock does not move.
+///
+/// Catches: the open deadline published after the compare-and-swap that makes the breaker
+/// open. A caller that sees "open" before the deadline is there reads the previous deadline,
+/// takes the open period as over, and becomes a probe at once, with no open period at all.
+#[test]
+fn a_caller_racing_a_trip_never_probes_early() {
+    check_each_order(2, 2, |order| {
+        let (breaker, _clock) = small(|b| b.consecutive_failures(1));
+        let tripper: Role<()> = {
+            let breaker = breaker.clone();
+            Box::new(move || {
+                make(&breaker, F);
+            })
+        };
+        let caller: Role<()> = {
+            let breaker = breaker.clone();
+            Box::new(move || match breaker.try_acquire() {
+                Ok(permit) => {
+                    assert!(!permit.is_probe(), "a probe before the open period ended");
+                    drop(permit);
+                }
+                Err(rejected) => {
+                    assert_eq!(rejected.state(), State::Open);
+                    assert_eq!(rejected.retry_after(), Some(common::OPEN));
+                }
+            })
+        };
+        spawn_in(order, vec![tripper, caller]);
+        assert_eq!(breaker.state(), State::Open);
+    });
+}
+
+/// A failing caller and a reset, as two roles: the caller returns its permit's generation.
+fn fail_and_reset(
+    order: &[usize],
+    breaker: &loom::sync::Arc<hotbreaker::Breaker<hotbreaker::ManualClock>>,
+) -> u32 {
+    let caller: Role<u32> = {
+        let breaker = breaker.clone();
+        Box::new(move || {
+            let permit = breaker.try_acquire().expect("closed throughout");
+            let generation = permit.generation();
+            permit.failure();
+            generation
+        })
+    };
+    let resetter: Role<u32> = {
+        let breaker = breaker.clone();
+        Box::new(move || {
+            breaker.reset();
+            0
+        })
+    };
+    spawn_in(order, vec![caller, resetter])[0]
+}
+
+/// A failure of a permit issued before a reset races the reset; two failures in a row trip.
+///
+/// Catches: a failure recorded without checking that its permit's generation is still the
+/// window's: a failure from before the reset lands in the new, cleared window.
+#[test]
+fn a_failure_from_before_a_reset_is_not_counted_after_it() {
+    check_each_order(2, 2, |order| {
+        let (breaker, _clock) = small(|b| b.consecutive_failures(2));
+        let generation = fail_and_reset(order, &breaker);
+        let metrics = breaker.metrics();
+        assert_eq!(metrics.state, State::Closed);
+        // The reset is the one transition: generation 0 before it, 1 after.
+        let counted = u32::from(generation == 1);
+        assert_eq!(
+            metrics.consecutive_failures, counted,
+            "permit of generation {generation}: {metrics:?}"
+        );
+    });
+}
+
+/// The same race with a rule that one failure meets.
+///
+/// Catches: a trip that checks only "closed", not "closed in the permit's generation": the
+/// failure from before the reset opens the breaker the reset just closed.
+#[test]
+fn a_failure_from_before_a_reset_does_not_trip_after_it() {
+    check_each_order(2, 2, |order| {
+        let (breaker, _clock) = small(|b| b.consecutive_failures(1));
+        let generation = fail_and_reset(order, &breaker);
+        let metrics = breaker.metrics();
+        // Generation 1 is the reset's when the permit came after it; a permit of generation 0
+        // either tripped before the reset (which then closed the breaker) or was stale.
+        let expected = if generation == 1 {
+            State::Open
+        } else {
+            State::Closed
+        };
+        assert_eq!(metrics.state, expected, "permit of generation {generation}");
+        assert!(metrics.openings <= 1, "{metrics:?}");
+    });
+}
+
+/// Two probes of one half-open period end at once, one failing and one succeeding.
+///
+/// Catches: probe verdicts that change the state without a compare-and-swap from the word of
+/// their own period: both land, and the one round both closes and reopens the breaker, with
+/// two transitions where one decided.
+#[test]
+fn racing_probe_verdicts_decide_once() {
+    check_each_order(2, 2, |order| {
+        let events = Events::default();
+        let (breaker, clock) = small(|b| {
+            b.consecutive_failures(2)
+                .half_open_probes(2)
+                .on_transition(events.listener())
+        });
+        breaker.try_acquire().unwrap().failure();
+        breaker.try_acquire().unwrap().failure();
+        clock.advance(common::OPEN);
+        breaker.try_acquire().expect("first probe").ignore();
+        events.take();
+        let failing: Role<()> = {
+            let breaker = breaker.clone();
+            Box::new(move || {
+                let _ = breaker.try_acquire().map(|p| p.failure());
+            })
+        };
+        let succeeding: Role<()> = {
+            let breaker = breaker.clone();
+            Box::new(move || {
+                let _ = breaker.try_acquire().map(|p| p.success());
+            })
+        };
+        spawn_in(order, vec![failing, succeeding]);
+        let metrics = breaker.metrics();
+        let events = events.take();
+        assert_eq!(events.len(), 1, "one verdict decides the round: {events:?}");
+        assert_eq!(events[0].from, State::HalfOpen);
+        assert_eq!(events[0].to, metrics.state);
+        let closed = u64::from(metrics.state == State::Closed);
+        assert_eq!((metrics.openings, metrics.closings), (2 - closed, closed));
+    });
+}

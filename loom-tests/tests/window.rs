@@ -1,0 +1,73 @@
+//! The failure window under concurrent verdicts: each model ends where the sequential reference
+//! model ends for some interleaving of the threads' calls (see `common::check_against_model`).
+
+#![cfg(loom)]
+
+mod common;
+
+use common::{F, S, check_against_model, rate};
+use hotbreaker::testing::ModelConfig;
+
+/// A full window holding one failure; one thread's successes age it out while another thread
+/// records a failure.
+///
+/// Catches: an aging success counted where a concurrent failure does not see it (or seen
+/// twice), so that the failure is placed wrong and the window afterwards holds a failure
+/// count, call count or run that no order of the calls gives; and a forgetting step that
+/// clears the window over a failure it did not see.
+#[test]
+fn aging_successes_race_a_failure() {
+    const CONFIG: ModelConfig = ModelConfig {
+        consecutive_failures: Some(3),
+        ..rate(1.0, 3, 3)
+    };
+    check_against_model(2, CONFIG, &[S, S, F], &[&[S, S], &[F, S]], &[]);
+}
+
+/// Three threads, one success or failure each, on a full window holding one failure: two of
+/// them count in stripes of their own, the third in the shared stripe.
+///
+/// Catches the same bugs as `aging_successes_race_a_failure` where the counts come from both
+/// kinds of stripe.
+#[test]
+fn aging_across_owned_and_shared_stripes() {
+    const CONFIG: ModelConfig = ModelConfig {
+        consecutive_failures: Some(2),
+        ..rate(1.0, 3, 3)
+    };
+    check_against_model(2, CONFIG, &[S, F, S], &[&[S], &[S], &[F]], &[F]);
+}
+
+/// The window fills while two threads record; the call that completes the minimum is judged
+/// there, whichever thread makes it, and a success can be that call.
+///
+/// Catches: a filling success that does not change the window word (no tick): a failure that
+/// counted the successes before it arrived still commits, both believe they were not the call
+/// that completed the window, and the judgement due at the minimum is skipped (or made
+/// twice). Also a success position taken from a stale count.
+#[test]
+fn the_filling_window_is_judged_like_the_model() {
+    check_against_model(2, rate(0.6, 3, 3), &[], &[&[F, S], &[F, S]], &[]);
+}
+
+/// The smallest form of the same: window 2, a failure and a success race to fill it, and
+/// either order trips.
+///
+/// Catches the same bugs as above, in a model small enough to explore with more preemptions.
+#[test]
+fn a_filling_success_trips_when_it_completes_the_window() {
+    check_against_model(3, rate(0.5, 2, 2), &[], &[&[F], &[S]], &[]);
+}
+
+/// A full window (3 calls) whose one failure the next success ages out, which turns the window
+/// clean, while another thread records a failure; then one more failure.
+///
+/// Catches: a forgetting step (dirty -> clean) that is not a compare-and-swap from the word it
+/// judged, or that reads the success count before the word: it marks the window clean over
+/// the new failure, which is lost. With a window of 3 and one call after, a lost failure leaves
+/// a window (one failure of three) that no order of the calls gives: the racing failure is
+/// still in view in either order.
+#[test]
+fn forgetting_races_a_new_failure() {
+    check_against_model(2, rate(1.0, 3, 3), &[F, S, S], &[&[S], &[F]], &[F]);
+}

@@ -1,0 +1,510 @@
+//! The fuzz targets' harnesses: each decodes its input from raw bytes and panics when the
+//! breaker breaks a promise. The targets in `fuzz/` call them with what libFuzzer generates;
+//! `tests/fuzz_corpus.rs` calls them with every saved input, so a finding stays a test.
+//!
+//! Decoding never fails: an input that runs out of bytes reads as zeros (that is what
+//! [`Unstructured`] does), so every byte string is a valid input and the fuzzer spends no time
+//! on rejected ones.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use arbitrary::{Result as DecodeResult, Unstructured};
+
+use super::differential::{Op, run_differential};
+use super::model::ModelConfig;
+use crate::{
+    Breaker, Builder, MAX_CONSECUTIVE, MAX_OPEN_DURATION, MAX_PROBES, MAX_STRIPES, MAX_WINDOW,
+    ManualClock, Outcome, Permit, State, Transition, Trigger,
+};
+
+/// Most operations one input runs: enough to walk every transition several times, few enough
+/// that one run stays under a millisecond.
+const MAX_OPS: usize = 400;
+
+/// A breaker and the reference model, on one configuration and one operation sequence, must
+/// decide alike at every step ([`run_differential`]).
+///
+/// The configuration is decoded within the builder's ranges (small windows and durations,
+/// where the interesting transitions are close together); `fuzz_configuration` covers the
+/// rest of the range.
+///
+/// # Panics
+///
+/// On the first disagreement, with the configuration, the operations and what differed.
+pub fn fuzz_differential(data: &[u8]) {
+    let mut u = Unstructured::new(data);
+    let (config, ops) = decode_config(&mut u)
+        .and_then(|config| Ok((config, decode_ops(&mut u, MAX_OPS)?)))
+        .unwrap_or_else(|_| (small_config_default(), Vec::new()));
+    match run_differential(&config, &ops) {
+        Ok(true) => {}
+        Ok(false) => panic!("the builder refused a configuration in range: {config:?}"),
+        Err(mismatch) => panic!("{mismatch}\nconfig: {config:?}\nops: {ops:?}"),
+    }
+}
+
+/// Arbitrary values for every builder setting, NaN and infinities included: the builder must
+/// return an error exactly when a setting is out of its documented range, and never panic. A
+/// breaker it builds must then agree with the reference model on a short operation sequence.
+///
+/// # Panics
+///
+/// When the builder panics, accepts a setting out of range, refuses one in range, or builds a
+/// breaker that disagrees with the reference model.
+pub fn fuzz_configuration(data: &[u8]) {
+    let mut u = Unstructured::new(data);
+    let settings = RawSettings::decode(&mut u).unwrap_or_default();
+    let ops = decode_ops(&mut u, 64).unwrap_or_default();
+    let built = settings
+        .apply(Breaker::builder())
+        .clock(ManualClock::new())
+        .build();
+    match (built, settings.expected()) {
+        (Ok(breaker), Ok(model)) => {
+            assert!(breaker.memory_footprint() > 0);
+            // The same settings again, now through the differential harness, with the ops.
+            if let Err(mismatch) = run_differential(&model, &ops) {
+                panic!("{mismatch}\nsettings: {settings:?}\nops: {ops:?}");
+            }
+        }
+        (Err(error), Err(field)) => {
+            assert_eq!(error.field(), field, "{error} for {settings:?}");
+            assert!(!error.to_string().is_empty());
+        }
+        (Ok(_), Err(field)) => panic!("built, but {field} is out of range: {settings:?}"),
+        (Err(error), Ok(_)) => panic!("refused a valid configuration ({error}): {settings:?}"),
+    }
+}
+
+/// Splits decoded operations over two real threads sharing one breaker and clock, and checks
+/// what must hold however they interleave: no more probes out than allowed, every permit
+/// counted once by how it ended, transitions that chain, counters that agree with the
+/// transitions, and a breaker that is not stuck when the threads are done.
+///
+/// # Panics
+///
+/// When one of those fails.
+pub fn fuzz_two_threads(data: &[u8]) {
+    let mut u = Unstructured::new(data);
+    let decoded = decode_config(&mut u).and_then(|config| {
+        let first = decode_ops(&mut u, MAX_OPS / 2)?;
+        let second = decode_ops(&mut u, MAX_OPS / 2)?;
+        Ok((config, [first, second]))
+    });
+    let (config, lists) = decoded.unwrap_or_else(|_| (small_config_default(), Default::default()));
+    let clock = ManualClock::new();
+    let events = std::sync::Arc::new(Mutex::new(Vec::<Transition>::new()));
+    let listener_events = events.clone();
+    let breaker = config_builder(&config)
+        .stripes(1 + (data.len() % 3)) // 1: one thread shares; 2, 3: both own a stripe
+        .on_transition(move |t| listener_events.lock().unwrap().push(*t))
+        .clock(clock.clone())
+        .build()
+        .expect("configuration in range");
+    let tally = Tally::default();
+    std::thread::scope(|scope| {
+        for ops in &lists {
+            let (breaker, clock, tally) = (&breaker, &clock, &tally);
+            scope.spawn(move || run_thread(breaker, clock, &config, ops, tally));
+        }
+    });
+
+    let metrics = breaker.metrics();
+    let granted = |n: usize| tally.granted[n].load(Ordering::Relaxed);
+    assert_eq!(
+        [
+            metrics.successes.unwrap_or(u64::MAX),
+            metrics.failures,
+            metrics.ignored,
+            metrics.released
+        ],
+        [granted(0), granted(1), granted(2), granted(3)],
+        "every permit ends in exactly one counter: {metrics:?}"
+    );
+    assert_eq!(metrics.rejected, tally.rejected.load(Ordering::Relaxed));
+    assert_eq!(metrics.probes_out, 0, "every permit has ended: {metrics:?}");
+
+    // The transitions, put in generation order, must form one chain from closed.
+    let mut events = std::mem::take(&mut *events.lock().unwrap());
+    events.sort_by_key(|event| event.generation);
+    let mut state = State::Closed;
+    for (n, event) in events.iter().enumerate() {
+        assert_eq!(
+            event.generation as usize,
+            n + 1,
+            "gap in generations: {events:?}"
+        );
+        assert_eq!(event.from, state, "broken chain at {event:?}");
+        state = event.to;
+    }
+    let count = |to: State| {
+        events
+            .iter()
+            .filter(|e| e.to == to && e.trigger != Trigger::Manual)
+            .count() as u64
+    };
+    assert_eq!(
+        (metrics.openings, metrics.half_openings, metrics.closings),
+        (
+            count(State::Open),
+            count(State::HalfOpen),
+            count(State::Closed)
+        ),
+        "counters disagree with the transitions announced"
+    );
+    let reported = match (state, metrics.state) {
+        (State::Open, State::HalfOpen) => State::Open, // the open period has ended
+        (_, reported) => reported,
+    };
+    assert_eq!(
+        reported, state,
+        "the state is not where the last transition left it"
+    );
+    if state == State::Closed {
+        assert!(
+            metrics.window_failures <= metrics.window_calls,
+            "{metrics:?}"
+        );
+    }
+
+    // Not stuck: with every permit ended and the open period over, a call gets through. (The
+    // end of an open period is kept in whole microseconds, rounded up: hence the extra one.)
+    clock.advance(config.open_duration + Duration::from_micros(1));
+    if !matches!(state, State::ForcedOpen) {
+        assert!(
+            breaker.try_acquire().is_ok(),
+            "stuck in {state}: {metrics:?}"
+        );
+    }
+}
+
+/// What the two threads of [`fuzz_two_threads`] were granted, by how the permit ended
+/// (success, failure, ignore, release), and how often they were rejected.
+#[derive(Default)]
+struct Tally {
+    granted: [AtomicU64; 4],
+    rejected: AtomicU64,
+}
+
+fn run_thread(
+    breaker: &Breaker<ManualClock>,
+    clock: &ManualClock,
+    config: &ModelConfig,
+    ops: &[Op],
+    tally: &Tally,
+) {
+    let end = |permit: Permit<'_, ManualClock>, how: usize| {
+        match how {
+            0 => permit.success(),
+            1 => permit.failure(),
+            2 => permit.ignore(),
+            _ => drop(permit),
+        }
+        tally.granted[how].fetch_add(1, Ordering::Relaxed);
+    };
+    let mut held = Vec::new();
+    for &op in ops {
+        match op {
+            Op::Acquire => match breaker.try_acquire() {
+                Ok(permit) => {
+                    let out = breaker.metrics().probes_out;
+                    assert!(
+                        out <= config.half_open_probes,
+                        "{out} probes out, {} allowed",
+                        config.half_open_probes
+                    );
+                    held.push(permit);
+                }
+                Err(_) => {
+                    tally.rejected.fetch_add(1, Ordering::Relaxed);
+                }
+            },
+            Op::Record(index, outcome) if !held.is_empty() => {
+                let permit = held.swap_remove(index % held.len());
+                end(permit, outcome as usize);
+            }
+            Op::Release(index) if !held.is_empty() => end(held.swap_remove(index % held.len()), 3),
+            Op::Record(..) | Op::Release(_) => {}
+            Op::Advance(micros) => clock.advance(Duration::from_micros(u64::from(micros))),
+            Op::ForceOpen => breaker.force_open(),
+            Op::ForceClosed => breaker.force_closed(),
+            Op::Reset => breaker.reset(),
+        }
+    }
+    for permit in held {
+        end(permit, 2);
+    }
+}
+
+/// A configuration inside the builder's ranges, small enough that a few hundred operations
+/// walk through every state.
+fn decode_config(u: &mut Unstructured<'_>) -> DecodeResult<ModelConfig> {
+    const THRESHOLDS: [f64; 12] = [
+        0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.5, 0.6, 0.7, 0.75, 0.9, 1.0,
+    ];
+    let failure_rate = if u.ratio(4, 5)? {
+        let threshold = if u.arbitrary()? {
+            *u.choose(&THRESHOLDS)?
+        } else {
+            f64::from(u.int_in_range(1u32..=1000)?) / 1000.0
+        };
+        let window = u.int_in_range(1u32..=40)?;
+        let minimum = u.int_in_range(1..=window)?;
+        Some((threshold, window, minimum))
+    } else {
+        None
+    };
+    let consecutive_failures = if u.arbitrary()? {
+        Some(u.int_in_range(1u32..=8)?)
+    } else {
+        None
+    };
+    Ok(ModelConfig {
+        failure_rate,
+        consecutive_failures,
+        open_duration: Duration::from_nanos(u.int_in_range(1_000u64..=60_000)?),
+        half_open_probes: u.int_in_range(1u32..=4)?,
+        success_threshold: u.int_in_range(1u32..=4)?,
+    })
+}
+
+fn small_config_default() -> ModelConfig {
+    ModelConfig {
+        failure_rate: None,
+        consecutive_failures: Some(1),
+        open_duration: Duration::from_micros(10),
+        half_open_probes: 1,
+        success_threshold: 1,
+    }
+}
+
+/// Up to `max` operations, weighted so that permits are asked for and ended about as often as
+/// each other, the clock moves often, and manual transitions are rare.
+fn decode_ops(u: &mut Unstructured<'_>, max: usize) -> DecodeResult<Vec<Op>> {
+    let mut ops = Vec::new();
+    while ops.len() < max && !u.is_empty() {
+        let op = match u.int_in_range(0u8..=99)? {
+            0..=29 => Op::Acquire,
+            30..=53 => Op::Record(usize::from(u.arbitrary::<u8>()?), Outcome::Success),
+            54..=67 => Op::Record(usize::from(u.arbitrary::<u8>()?), Outcome::Failure),
+            68..=71 => Op::Record(usize::from(u.arbitrary::<u8>()?), Outcome::Ignore),
+            72..=77 => Op::Release(usize::from(u.arbitrary::<u8>()?)),
+            78..=94 => Op::Advance(u.int_in_range(1u32..=30)?),
+            95..=96 => Op::Reset,
+            97..=98 => Op::ForceOpen,
+            _ => Op::ForceClosed,
+        };
+        ops.push(op);
+    }
+    Ok(ops)
+}
+
+/// Everything [`fuzz_configuration`] hands the builder; `None` leaves a setting alone.
+#[derive(Debug, Default, Clone, Copy)]
+struct RawSettings {
+    failure_rate: Option<(f64, usize)>,
+    minimum_calls: Option<usize>,
+    consecutive_failures: Option<usize>,
+    open_duration: Option<Duration>,
+    half_open_probes: Option<usize>,
+    success_threshold: Option<usize>,
+    stripes: Option<usize>,
+}
+
+impl RawSettings {
+    fn decode(u: &mut Unstructured<'_>) -> DecodeResult<Self> {
+        Ok(RawSettings {
+            failure_rate: if u.arbitrary()? {
+                Some((threshold(u)?, count(u, MAX_WINDOW)?))
+            } else {
+                None
+            },
+            minimum_calls: option(u, |u| count(u, MAX_WINDOW))?,
+            consecutive_failures: option(u, |u| count(u, MAX_CONSECUTIVE))?,
+            open_duration: option(u, duration)?,
+            half_open_probes: option(u, |u| count(u, MAX_PROBES))?,
+            success_threshold: option(u, |u| count(u, MAX_PROBES))?,
+            stripes: option(u, |u| count(u, MAX_STRIPES))?,
+        })
+    }
+
+    fn apply(&self, mut builder: Builder) -> Builder {
+        if let Some((threshold, window)) = self.failure_rate {
+            builder = builder.failure_rate(threshold, window);
+        }
+        if let Some(calls) = self.minimum_calls {
+            builder = builder.minimum_calls(calls);
+        }
+        if let Some(failures) = self.consecutive_failures {
+            builder = builder.consecutive_failures(failures);
+        }
+        if let Some(duration) = self.open_duration {
+            builder = builder.open_duration(duration);
+        }
+        if let Some(probes) = self.half_open_probes {
+            builder = builder.half_open_probes(probes);
+        }
+        if let Some(successes) = self.success_threshold {
+            builder = builder.success_threshold(successes);
+        }
+        if let Some(stripes) = self.stripes {
+            builder = builder.stripes(stripes);
+        }
+        builder
+    }
+
+    /// The builder's documented rules, written out independently of it: the equivalent
+    /// reference-model configuration, or the field the builder must name in its error.
+    fn expected(&self) -> Result<ModelConfig, &'static str> {
+        let within = |value: usize, max: u32| (1..=max as usize).contains(&value);
+        if let Some(failures) = self.consecutive_failures {
+            if !within(failures, MAX_CONSECUTIVE) {
+                return Err("consecutive_failures");
+            }
+        }
+        let rate = match (self.failure_rate, self.consecutive_failures) {
+            (Some(rate), _) => Some(rate),
+            (None, None) => Some((
+                crate::DEFAULT_FAILURE_RATE.0,
+                crate::DEFAULT_FAILURE_RATE.1 as usize,
+            )),
+            (None, Some(_)) if self.minimum_calls.is_some() => return Err("minimum_calls"),
+            (None, Some(_)) => None,
+        };
+        let failure_rate = match rate {
+            Some((threshold, window)) => {
+                if !(threshold > 0.0 && threshold <= 1.0) {
+                    return Err("failure_rate.threshold");
+                }
+                if !within(window, MAX_WINDOW) {
+                    return Err("failure_rate.window");
+                }
+                let minimum = self.minimum_calls.unwrap_or(window);
+                if minimum == 0 || minimum > window {
+                    return Err("minimum_calls");
+                }
+                Some((threshold, window as u32, minimum as u32))
+            }
+            None => None,
+        };
+        let open_duration = self.open_duration.unwrap_or(crate::DEFAULT_OPEN_DURATION);
+        if open_duration < Duration::from_micros(1) || open_duration > MAX_OPEN_DURATION {
+            return Err("open_duration");
+        }
+        if !self.stripes.is_none_or(|n| within(n, MAX_STRIPES)) {
+            return Err("stripes");
+        }
+        let half_open_probes = self.half_open_probes.unwrap_or(1);
+        if !within(half_open_probes, MAX_PROBES) {
+            return Err("half_open_probes");
+        }
+        let success_threshold = self.success_threshold.unwrap_or(1);
+        if !within(success_threshold, MAX_PROBES) {
+            return Err("success_threshold");
+        }
+        Ok(ModelConfig {
+            failure_rate,
+            consecutive_failures: self.consecutive_failures.map(|n| n as u32),
+            open_duration,
+            half_open_probes: half_open_probes as u32,
+            success_threshold: success_threshold as u32,
+        })
+    }
+}
+
+fn option<T>(
+    u: &mut Unstructured<'_>,
+    decode: impl FnOnce(&mut Unstructured<'_>) -> DecodeResult<T>,
+) -> DecodeResult<Option<T>> {
+    Ok(if u.arbitrary()? {
+        Some(decode(u)?)
+    } else {
+        None
+    })
+}
+
+/// Any `f64`, with the edges (NaN, infinities, zeros, the ends of `(0, 1]` and just past
+/// them) drawn far more often than chance would draw them.
+fn threshold(u: &mut Unstructured<'_>) -> DecodeResult<f64> {
+    const EDGES: [f64; 12] = [
+        f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        0.0,
+        -0.0,
+        5e-324,
+        f64::MIN_POSITIVE,
+        1.0,
+        1.0 + f64::EPSILON,
+        1.0 - f64::EPSILON / 2.0,
+        -1.0,
+        0.15,
+    ];
+    match u.int_in_range(0u8..=3)? {
+        0 => u.choose(&EDGES).copied(),
+        1 => u.arbitrary(),
+        _ => Ok(f64::from(u.int_in_range(0u32..=1001)?) / 1000.0),
+    }
+}
+
+/// Any `usize`, with the edges of `1..=max` (and of `u32`) drawn often, and small values most.
+fn count(u: &mut Unstructured<'_>, max: u32) -> DecodeResult<usize> {
+    let max = max as usize;
+    let edges = [
+        0,
+        1,
+        2,
+        max - 1,
+        max,
+        max + 1,
+        u32::MAX as usize,
+        u32::MAX as usize + 1,
+        usize::MAX,
+    ];
+    match u.int_in_range(0u8..=3)? {
+        0 => u.choose(&edges).copied(),
+        1 => u.arbitrary(),
+        _ => Ok(usize::from(u.int_in_range(0u8..=40)?)),
+    }
+}
+
+/// Any duration, with the edges of `1 µs ..= MAX_OPEN_DURATION` drawn often.
+fn duration(u: &mut Unstructured<'_>) -> DecodeResult<Duration> {
+    let max = MAX_OPEN_DURATION;
+    let edges = [
+        Duration::ZERO,
+        Duration::from_nanos(999),
+        Duration::from_micros(1),
+        max,
+        max + Duration::from_nanos(1),
+        Duration::MAX,
+    ];
+    match u.int_in_range(0u8..=3)? {
+        0 => u.choose(&edges).copied(),
+        1 => Ok(Duration::new(
+            u.arbitrary()?,
+            u.int_in_range(0..=999_999_999)?,
+        )),
+        _ => Ok(Duration::from_micros(u.int_in_range(1..=100_000)?)),
+    }
+}
+
+/// A builder with `config`'s rules (the two-thread harness adds stripes and a listener).
+fn config_builder(config: &ModelConfig) -> Builder {
+    let mut builder = Breaker::builder()
+        .count_successes(true)
+        .open_duration(config.open_duration)
+        .half_open_probes(config.half_open_probes as usize)
+        .success_threshold(config.success_threshold as usize);
+    if let Some((threshold, window, minimum)) = config.failure_rate {
+        builder = builder
+            .failure_rate(threshold, window as usize)
+            .minimum_calls(minimum as usize);
+    }
+    if let Some(run) = config.consecutive_failures {
+        builder = builder.consecutive_failures(run as usize);
+    }
+    builder
+}
