@@ -194,7 +194,7 @@ impl<C: Clock> Breaker<C> {
                     word.next(State::HalfOpen).with_probes(1, 0)
                 }
                 State::HalfOpen => {
-                    if word.probes_out() >= self.settings.load().half_open_probes {
+                    if word.probes_out() >= self.settings().half_open_probes {
                         return Err(self.reject(State::HalfOpen, None));
                     }
                     word.with_probes(word.probes_out() + 1, word.probe_successes())
@@ -284,7 +284,7 @@ impl<C: Clock> Breaker<C> {
                 match kind {
                     PermitKind::Closed => {
                         let judged = self.window.record_failure(
-                            &self.settings.load(),
+                            &self.settings(),
                             generation,
                             &self.stripes,
                             || self.is_closed_in(generation),
@@ -342,7 +342,7 @@ impl<C: Clock> Breaker<C> {
     /// Opens the breaker from a state word that `expected` accepts.
     fn open_from(&self, expected: impl Fn(StateWord) -> bool, trigger: Trigger) {
         let now = self.clock.now_nanos();
-        let settings = self.settings.load();
+        let settings = self.settings();
         let open_for = settings.open_duration;
         let backoff = Backoff::new();
         let mut word = StateWord(self.control.state.load(Ordering::Acquire));
@@ -352,6 +352,7 @@ impl<C: Clock> Breaker<C> {
             self.control.deadline.publish(
                 next.generation(),
                 now.saturating_add(settings.open_duration_nanos()),
+                || expected(StateWord(self.control.state.load(Ordering::Acquire))),
             );
             match self.control.state.compare_exchange(
                 word.0,
@@ -373,7 +374,7 @@ impl<C: Clock> Breaker<C> {
     /// A probe of `generation` succeeded: close once enough have.
     fn probe_succeeded(&self, generation: u32) {
         let backoff = Backoff::new();
-        let settings = self.settings.load();
+        let settings = self.settings();
         let mut word = StateWord(self.control.state.load(Ordering::Acquire));
         while word.state() == State::HalfOpen && word.generation() == generation {
             let successes = word.probe_successes() + 1;
@@ -461,10 +462,9 @@ impl<C: Clock> Breaker<C> {
             ) {
                 Ok(_) => {
                     if state == State::Closed {
-                        self.window
-                            .begin(&self.settings.load(), next.generation(), || {
-                                self.is_closed_in(next.generation())
-                            });
+                        self.window.begin(&self.settings(), next.generation(), || {
+                            self.is_closed_in(next.generation())
+                        });
                     }
                     self.announce(word, next, Trigger::Manual, None);
                     return;
@@ -529,7 +529,7 @@ impl<C: Clock> Breaker<C> {
         let word = StateWord(self.control.state.load(Ordering::Acquire));
         let window = if word.is_closed() {
             self.window
-                .snapshot(&self.settings.load(), word.generation(), &self.stripes)
+                .snapshot(&self.settings(), word.generation(), &self.stripes)
         } else {
             Default::default()
         };
@@ -569,9 +569,17 @@ impl<C: Clock> Breaker<C> {
             + std::mem::size_of_val(&*self.listeners)
     }
 
+    /// The settings in force. Every read goes through here, off the healthy path: the thread is
+    /// registered first, so that arc-swap's per-thread node is claimed with the rest of the
+    /// thread's one-time setup (see `sync::prepare_thread`).
+    fn settings(&self) -> crate::sync::SwappableGuard<Settings> {
+        self.stripes.register_thread();
+        self.settings.load()
+    }
+
     /// The configuration in force.
     pub fn config(&self) -> Config {
-        self.settings.load().config
+        self.settings().config
     }
 
     /// Replaces the configuration of a live breaker, keeping its state, its window and its
@@ -586,7 +594,7 @@ impl<C: Clock> Breaker<C> {
     /// time, rounded up to a power of two), or a different number of stripes. A refused
     /// configuration changes nothing.
     pub fn reconfigure(&self, config: Config) -> Result<(), ConfigError> {
-        let current = self.settings.load();
+        let current = self.settings();
         let mut settings = Settings::validate(&config)?;
         if config.stripes.is_none() {
             settings.stripes = current.stripes;
@@ -615,6 +623,7 @@ impl<C: Clock> Breaker<C> {
             ));
         }
         self.settings.store(settings);
+        self.window.apply(&settings);
         self.control
             .count_successes
             .store(config.count_successes, Ordering::Relaxed);

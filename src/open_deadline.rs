@@ -10,9 +10,16 @@
 //! A thread that trips the breaker writes the deadline *before* the compare-and-swap that makes
 //! the breaker open, tagged with the generation the open state will have. So a caller who sees
 //! `Open` in generation `g` always finds `g`'s deadline here, and never waits for the tripping
-//! thread to finish. Trippers race only with each other over one transition (the first deadline
-//! written wins; all are "now + open duration" within the same race) and with stale trippers
-//! from older generations, which the tag comparison turns away.
+//! thread to finish. Trippers of one transition race to write it (the first deadline written
+//! wins; all are "now + open duration" within the same race).
+//!
+//! A tripper writes only while the state word still holds the state it is about to leave, read
+//! after it loaded this word, and only with a compare-and-swap from the value it loaded. Every
+//! deadline here was written by a tripper that saw its own "from" state current; so if this
+//! word held a deadline for a later generation, the state word read after it would show that
+//! generation too, and the stale tripper writes nothing. Which generation is newer is never
+//! decided from the 16-bit tags, which wrap: a tripper stalled for 2^15 transitions cannot end
+//! a newer open period early.
 
 use crate::sync::{AtomicU64, Ordering};
 
@@ -33,16 +40,22 @@ impl OpenDeadline {
     }
 
     /// Records that the open period of `generation` ends at `deadline_nanos`, unless a deadline
-    /// for that generation (or a later one) is already there.
-    pub(crate) fn publish(&self, generation: u32, deadline_nanos: u64) {
+    /// for it is already there, or `still_possible` (which re-reads the state word) says the
+    /// transition to it can no longer happen.
+    pub(crate) fn publish(
+        &self,
+        generation: u32,
+        deadline_nanos: u64,
+        still_possible: impl Fn() -> bool,
+    ) {
         let tag = u64::from(generation) & TAG_MASK;
         // Round up: the period may end up to a microsecond late, never early.
         let micros = deadline_nanos.div_ceil(1000).min(MICROS_MASK);
         let new = tag << MICROS_BITS | micros;
-        // Acquire on the load pairs with the Release of a competing publish, so the tag we
-        // compare against is the newest one.
+        // Acquire on the load pairs with the Release of a competing publish; the state is read
+        // after it, every time (see the module documentation).
         let mut current = self.word.load(Ordering::Acquire);
-        while tag_is_older(current >> MICROS_BITS, tag) {
+        while current >> MICROS_BITS != tag && still_possible() {
             // Release: a reader that acquires the state word published after this (by the CAS
             // this publish precedes) sees this deadline.
             match self
@@ -72,12 +85,6 @@ impl OpenDeadline {
     }
 }
 
-/// Whether 16-bit tag `old` names a generation before `new`'s, in serial-number arithmetic.
-fn tag_is_older(old: u64, new: u64) -> bool {
-    let distance = new.wrapping_sub(old) & TAG_MASK;
-    distance != 0 && distance < 0x8000
-}
-
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
@@ -85,24 +92,28 @@ mod tests {
     #[test]
     fn first_deadline_for_a_generation_wins() {
         let deadline = OpenDeadline::new();
-        deadline.publish(1, 5_000);
-        deadline.publish(1, 9_000);
+        deadline.publish(1, 5_000, || true);
+        deadline.publish(1, 9_000, || true);
         assert_eq!(deadline.remaining_nanos(1, 1_000), Some(4_000));
         assert_eq!(deadline.remaining_nanos(1, 5_000), None);
     }
 
     #[test]
-    fn a_stale_generation_cannot_overwrite_a_newer_one() {
+    fn a_stale_tripper_cannot_overwrite_a_newer_deadline() {
         let deadline = OpenDeadline::new();
-        deadline.publish(7, 10_000);
-        deadline.publish(5, 1);
+        deadline.publish(7, 10_000, || true);
+        deadline.publish(5, 1, || false); // its transition can no longer happen
+        assert_eq!(deadline.remaining_nanos(7, 0), Some(10_000));
+        // Tags 40_005 and 7 are more than 2^15 apart: by tag order alone, 40_005 would look
+        // older than 7 and its stale tripper would have been let through.
+        deadline.publish(40_005, 1, || false);
         assert_eq!(deadline.remaining_nanos(7, 0), Some(10_000));
     }
 
     #[test]
     fn rounds_up_to_whole_microseconds() {
         let deadline = OpenDeadline::new();
-        deadline.publish(3, 1_001);
+        deadline.publish(3, 1_001, || true);
         assert_eq!(deadline.remaining_nanos(3, 1_001), Some(999));
         assert_eq!(deadline.remaining_nanos(3, 2_000), None);
     }
@@ -110,14 +121,7 @@ mod tests {
     #[test]
     fn another_generation_reads_as_over() {
         let deadline = OpenDeadline::new();
-        deadline.publish(3, u64::MAX);
+        deadline.publish(3, u64::MAX, || true);
         assert_eq!(deadline.remaining_nanos(4, 0), None);
-    }
-
-    #[test]
-    fn serial_order_wraps() {
-        assert!(tag_is_older(0xFFFF, 0x0001));
-        assert!(!tag_is_older(0x0001, 0xFFFF));
-        assert!(!tag_is_older(5, 5));
     }
 }

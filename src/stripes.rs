@@ -210,6 +210,14 @@ impl Stripes {
         std::mem::size_of_val(&*self.owned)
     }
 
+    /// Registers the calling thread (its slot, and the per-thread setup that goes with it) if it
+    /// has not been yet: the one moment a thread may allocate, on its first call that leaves the
+    /// healthy path.
+    #[inline]
+    pub(crate) fn register_thread(&self) {
+        let _ = current_slot();
+    }
+
     /// The stripe that threads without one of their own share; successes of a filling window
     /// all take their numbers here.
     pub(crate) fn shared(&self) -> &Stripe {

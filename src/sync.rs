@@ -127,6 +127,12 @@ pub(crate) use thread_local_cell;
 #[cfg(not(loom))]
 pub(crate) struct Swappable<T>(arc_swap::ArcSwap<T>);
 
+/// What [`Swappable::load`] returns.
+#[cfg(not(loom))]
+pub(crate) type SwappableGuard<T> = arc_swap::Guard<std::sync::Arc<T>>;
+#[cfg(loom)]
+pub(crate) type SwappableGuard<T> = std::sync::Arc<T>;
+
 #[cfg(not(loom))]
 impl<T> Swappable<T> {
     pub(crate) fn new(value: T) -> Self {

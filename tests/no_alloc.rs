@@ -93,24 +93,22 @@ fn exercise_every_path(breaker: &Breaker<ManualClock>, clock: &ManualClock) {
     breaker.reset();
 }
 
-/// Runs every path on `threads` threads alive at once, each after one warm-up success, and
-/// returns the allocations each thread made after its warm-up.
-fn allocations_after_first_call(
+/// Runs every path on `threads` threads alive at once, each after `warm_up`, and returns the
+/// allocations each thread made after its warm-up.
+fn allocations_after_warm_up(
     threads: usize,
     build: impl Fn(ManualClock) -> Breaker<ManualClock> + Sync,
+    warm_up: impl Fn(&Breaker<ManualClock>) + Sync,
 ) -> Vec<usize> {
     let all_warm = std::sync::Barrier::new(threads);
     std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
             .map(|_| {
-                let (all_warm, build) = (&all_warm, &build);
+                let (all_warm, build, warm_up) = (&all_warm, &build, &warm_up);
                 scope.spawn(move || {
                     let clock = ManualClock::new();
                     let breaker = build(clock.clone());
-                    // A thread's first call takes its stripe slot, registers a thread-local
-                    // destructor and claims arc-swap's node for the thread: allocations the
-                    // standard library and arc-swap may make, once per thread.
-                    let _ = breaker.try_acquire().map(|p| p.success());
+                    warm_up(&breaker);
                     all_warm.wait(); // all threads alive at once: none reuses another's node
                     let allocations = allocations_during(|| exercise_every_path(&breaker, &clock));
                     assert!(breaker.metrics().openings >= 50);
@@ -122,6 +120,14 @@ fn allocations_after_first_call(
     })
 }
 
+/// A thread's first call that leaves the healthy path registers the thread: it takes its
+/// counter stripe, registers a thread-local destructor and claims arc-swap's node for the
+/// thread, which the standard library and arc-swap may allocate for, once per thread. A failure
+/// does all of that.
+fn one_failure(breaker: &Breaker<ManualClock>) {
+    breaker.try_acquire().unwrap().failure();
+}
+
 #[test]
 fn no_call_path_allocates() {
     let rules = |clock| {
@@ -129,18 +135,27 @@ fn no_call_path_allocates() {
             .failure_rate(0.5, 20)
             .consecutive_failures(5)
             .open_duration(Duration::from_millis(10))
+            .count_successes(true)
             .on_transition(|_| {})
             .clock(clock)
             .build()
             .unwrap()
     };
-    assert_eq!(allocations_after_first_call(8, rules), [0; 8]);
+    assert_eq!(allocations_after_warm_up(8, rules, one_failure), [0; 8]);
 }
 
 #[test]
-fn no_call_path_allocates_even_when_the_warm_up_never_read_the_settings() {
-    // With only a consecutive rule the window starts clean: the warm-up success reads nothing
-    // but the state and the window word, and the first read of the settings is a failure's.
+fn no_call_path_allocates_when_the_registering_call_never_read_the_settings() {
+    // A rejection registers the thread without reading the settings; the first read is a
+    // later failure's, and it must find arc-swap's node already claimed.
+    let rejected_once = |_: &Breaker<ManualClock>| {
+        let closed = Breaker::builder()
+            .clock(ManualClock::new())
+            .build()
+            .unwrap();
+        closed.force_open();
+        assert!(closed.try_acquire().is_err());
+    };
     let run_only = |clock| {
         Breaker::builder()
             .consecutive_failures(5)
@@ -149,7 +164,33 @@ fn no_call_path_allocates_even_when_the_warm_up_never_read_the_settings() {
             .build()
             .unwrap()
     };
-    assert_eq!(allocations_after_first_call(8, run_only), [0; 8]);
+    assert_eq!(
+        allocations_after_warm_up(8, run_only, rejected_once),
+        [0; 8]
+    );
+}
+
+#[test]
+fn a_healthy_thread_allocates_nothing_from_its_first_call() {
+    // The window starts clean (a consecutive rule only) and successes are not counted: a
+    // thread that only ever succeeds never registers, and never allocates.
+    let breaker = Breaker::builder().consecutive_failures(5).build().unwrap();
+    let per_thread: Vec<usize> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..4)
+            .map(|_| {
+                scope.spawn(|| {
+                    allocations_during(|| {
+                        for _ in 0..10_000 {
+                            breaker.try_acquire().unwrap().success();
+                            let _ = breaker.call(|| Ok::<_, ()>(()));
+                        }
+                    })
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(per_thread, [0; 4]);
 }
 
 #[test]

@@ -54,7 +54,7 @@ mod word;
 
 use crate::config::{FailureRate, Settings};
 use crate::stripes::{LocalStripe, Stripe, Stripes};
-use crate::sync::{AtomicU64, Backoff, CachePadded, Ordering, Swappable};
+use crate::sync::{AtomicU32, AtomicU64, Backoff, CachePadded, Ordering, Swappable};
 
 use ring::FailureRing;
 use word::{Mode, WindowWord, generation_tag};
@@ -103,6 +103,11 @@ pub(crate) struct WindowSnapshot {
 pub(crate) struct Window {
     word: CachePadded<AtomicU64>,
     ring: FailureRing,
+    /// Successes after the newest failure that make every rule forget it: the one setting the
+    /// aging successes need, kept here so that they never load the settings (an arc-swap load
+    /// is two atomic read-modify-writes). Relaxed: a reconfiguration racing a forget check may
+    /// see either value, as it may see either set of settings.
+    forget_after: AtomicU32,
 }
 
 /// A stripe's window count: generation (high 32 bits) and successes (low 32).
@@ -125,7 +130,14 @@ impl Window {
         Window {
             word: CachePadded::new(AtomicU64::new(Self::empty(settings, generation).0)),
             ring: FailureRing::new(capacity),
+            forget_after: AtomicU32::new(settings.successes_to_forget_failures()),
         }
+    }
+
+    /// Takes the part of new settings the window keeps for itself; see `forget_after`.
+    pub(crate) fn apply(&self, settings: &Settings) {
+        self.forget_after
+            .store(settings.successes_to_forget_failures(), Ordering::Relaxed);
     }
 
     /// Whether `settings` can be applied to this window: its rules must not look back over
@@ -144,13 +156,16 @@ impl Window {
         self.ring.heap_bytes()
     }
 
-    fn empty(settings: &Settings, generation: u32) -> WindowWord {
-        let mode = if settings.failure_rate.is_some() {
+    fn empty_mode(settings: &Settings) -> Mode {
+        if settings.failure_rate.is_some() {
             Mode::Filling
         } else {
             Mode::Clean
-        };
-        WindowWord::empty(generation, mode)
+        }
+    }
+
+    fn empty(settings: &Settings, generation: u32) -> WindowWord {
+        WindowWord::empty(generation, Self::empty_mode(settings))
     }
 
     /// Clears the window for closed `generation`, unless it already belongs to it or
@@ -161,8 +176,12 @@ impl Window {
         generation: u32,
         is_current: impl Fn() -> bool,
     ) {
+        self.clear_for(Self::empty_mode(settings), generation, &is_current);
+    }
+
+    fn clear_for(&self, mode: Mode, generation: u32, is_current: &impl Fn() -> bool) {
         let tag = generation_tag(generation);
-        let empty = Self::empty(settings, generation).0;
+        let empty = WindowWord::empty(generation, mode).0;
         let mut current = self.word.load(Ordering::Acquire);
         // The state is read after the word, every time: point 5.
         while WindowWord(current).tag() != tag && is_current() {
@@ -211,13 +230,13 @@ impl Window {
                         .store(pack_stripe_count(generation, count), Ordering::Relaxed);
                     let recheck_at = stripe.recheck_at.load(Ordering::Relaxed) as u32;
                     if count.wrapping_sub(recheck_at) as i32 >= 0 {
-                        self.forget_if_aged(&settings.load(), generation, stripes, stripe, count);
+                        self.forget_if_aged(generation, stripes, stripe, count);
                     }
                     return Judgement::Keep;
                 }
             }
         }
-        self.record_success_slow(generation, stripes, local, &settings.load(), is_current)
+        self.record_success_slow(generation, stripes, local, settings, is_current)
     }
 
     #[cold]
@@ -227,27 +246,29 @@ impl Window {
         generation: u32,
         stripes: &Stripes,
         local: LocalStripe<'_>,
-        settings: &Settings,
+        settings: &Swappable<Settings>,
         is_current: impl Fn() -> bool,
     ) -> Judgement {
+        // The settings are loaded only where they are needed: an aging success needs none.
+        let empty_mode = || Self::empty_mode(&settings.load());
         loop {
-            let Some(word) = self.word_for(settings, generation, &is_current) else {
+            let Some(word) = self.word_for(generation, &empty_mode, &is_current) else {
                 return Judgement::Stale;
             };
             match word.mode() {
                 Mode::Clean => return Judgement::Keep,
                 Mode::Dirty => {
-                    self.count_aging_success(settings, generation, stripes, local);
+                    self.count_aging_success(generation, stripes, local);
                     return Judgement::Keep;
                 }
-                Mode::Filling => match settings.failure_rate {
+                Mode::Filling => match settings.load().failure_rate {
                     Some(rate) => {
-                        return self.record_filling_success(settings, rate, generation, stripes);
+                        return self.record_filling_success(rate, generation, stripes);
                     }
                     None => {
                         // The rate rule was removed by a reconfiguration while the window
                         // filled: nothing is filling any more. Move on, then count this success.
-                        let next = self.filled(settings, word, generation, stripes);
+                        let next = self.filled(word, generation, stripes);
                         let _ = self.word.compare_exchange(
                             word.0,
                             next.0,
@@ -264,8 +285,8 @@ impl Window {
     /// to an earlier one; `None` if `generation` is not current.
     fn word_for(
         &self,
-        settings: &Settings,
         generation: u32,
+        empty_mode: &impl Fn() -> Mode,
         is_current: &impl Fn() -> bool,
     ) -> Option<WindowWord> {
         let tag = generation_tag(generation);
@@ -277,7 +298,7 @@ impl Window {
             if !is_current() {
                 return None;
             }
-            self.begin(settings, generation, is_current);
+            self.clear_for(empty_mode(), generation, is_current);
         }
     }
 
@@ -296,13 +317,7 @@ impl Window {
 
     /// Counts a success that ages the window's failures, and every so often checks whether
     /// they are all forgotten.
-    fn count_aging_success(
-        &self,
-        settings: &Settings,
-        generation: u32,
-        stripes: &Stripes,
-        local: LocalStripe<'_>,
-    ) {
+    fn count_aging_success(&self, generation: u32, stripes: &Stripes, local: LocalStripe<'_>) {
         let (stripe, count) = match local {
             LocalStripe::Owned(stripe) => {
                 let (g, count) = stripe_count(stripe.window_successes.load(Ordering::Relaxed));
@@ -327,7 +342,7 @@ impl Window {
         };
         let recheck_at = stripe.recheck_at.load(Ordering::Relaxed) as u32;
         if count.wrapping_sub(recheck_at) as i32 >= 0 {
-            self.forget_if_aged(settings, generation, stripes, stripe, count);
+            self.forget_if_aged(generation, stripes, stripe, count);
         }
     }
 
@@ -362,14 +377,13 @@ impl Window {
     #[inline(never)]
     fn forget_if_aged(
         &self,
-        settings: &Settings,
         generation: u32,
         stripes: &Stripes,
         stripe: &Stripe,
         stripe_count: u32,
     ) {
         let tag = generation_tag(generation);
-        let forget_after = settings.successes_to_forget_failures();
+        let forget_after = self.forget_after.load(Ordering::Relaxed);
         loop {
             // The word first, then the count: point 3 above.
             let raw = self.word.load(Ordering::Acquire);
@@ -405,7 +419,6 @@ impl Window {
     /// minimum number of calls it may trip the breaker.
     fn record_filling_success(
         &self,
-        settings: &Settings,
         rate: FailureRate,
         generation: u32,
         stripes: &Stripes,
@@ -431,7 +444,7 @@ impl Window {
                 .wrapping_add(u32::from(word.failures()));
             let fills = outcomes >= rate.window;
             let next = if fills {
-                self.filled(settings, word, generation, stripes)
+                self.filled(word, generation, stripes)
             } else {
                 word.with_tick()
             };
@@ -452,18 +465,12 @@ impl Window {
 
     /// The word for a window that has just filled: clean if it holds no failure a rule can
     /// see, dirty otherwise.
-    fn filled(
-        &self,
-        settings: &Settings,
-        word: WindowWord,
-        generation: u32,
-        stripes: &Stripes,
-    ) -> WindowWord {
+    fn filled(&self, word: WindowWord, generation: u32, stripes: &Stripes) -> WindowWord {
         let aged = !word.remembers_newest_failure()
             || self
                 .successes(generation, stripes)
                 .wrapping_sub(word.successes_before_newest())
-                >= settings.successes_to_forget_failures();
+                >= self.forget_after.load(Ordering::Relaxed);
         word.with_mode(if aged { Mode::Clean } else { Mode::Dirty })
     }
 
@@ -532,7 +539,8 @@ impl Window {
         let tag = generation_tag(generation);
         let backoff = Backoff::new();
         loop {
-            let Some(word) = self.word_for(settings, generation, &is_current) else {
+            let Some(word) = self.word_for(generation, &|| Self::empty_mode(settings), &is_current)
+            else {
                 return Judgement::Stale;
             };
             let raw = word.0;
