@@ -13,7 +13,7 @@ use crate::open_deadline::OpenDeadline;
 use crate::permit::{Outcome, OwnedPermit, Permit, PermitKind, Rejected};
 use crate::state::{State, StateWord};
 use crate::stripes::{Counter, LocalStripe, Stripes};
-use crate::sync::{AtomicBool, AtomicU64, Backoff, CachePadded, Ordering, Swappable};
+use crate::sync::{AtomicU64, Backoff, CachePadded, Ordering, Swappable};
 use crate::wait::Waiters;
 use crate::window::{Judgement, TripCause, Window};
 
@@ -50,9 +50,6 @@ struct Control {
     state: AtomicU64,
     deadline: OpenDeadline,
     waiters: Waiters,
-    /// On the state word's cache line, so that the healthy path reads it for free. Relaxed:
-    /// it orders nothing, and a call that sees it late only counts or skips one success.
-    count_successes: AtomicBool,
 }
 
 #[derive(Default)]
@@ -85,13 +82,13 @@ impl Breaker<QuantaClock> {
 
 impl<C: Clock> Breaker<C> {
     pub(crate) fn new(settings: Settings, clock: C, listeners: Box<[Listener]>) -> Self {
-        let initial = StateWord::new(State::Closed, 0);
+        let initial =
+            StateWord::new(State::Closed, 0).with_counting(settings.config.count_successes);
         Breaker {
             control: CachePadded::new(Control {
                 state: AtomicU64::new(initial.0),
                 deadline: OpenDeadline::new(),
                 waiters: Waiters::new(),
-                count_successes: AtomicBool::new(settings.config.count_successes),
             }),
             window: Window::new(&settings, initial.generation()),
             stripes: Stripes::new(settings.stripes),
@@ -113,9 +110,30 @@ impl<C: Clock> Breaker<C> {
         // Acquire: pairs with the transition that published this state, so whatever it did
         // before (the open deadline, the cleared window) is visible to this permit's verdict.
         let word = StateWord(self.control.state.load(Ordering::Acquire));
-        if word.is_closed() {
+        if word.is_closed_and_uncounted() {
             return Ok(Permit::new(self, word.generation(), PermitKind::Closed));
         }
+        self.acquire_unless_closed(word)
+            .map_err(|rejected| self.count_rejection(rejected))
+    }
+
+    /// A permit if the breaker is closed and does not count successes: the healthy case, as a
+    /// separate entry so that callers can keep it apart from every other. Otherwise the state
+    /// word it read, for [`acquire_other`](Breaker::acquire_other).
+    #[inline(always)]
+    pub(crate) fn try_acquire_healthy(&self) -> Result<Permit<'_, C>, StateWord> {
+        // Acquire: as in `try_acquire`.
+        let word = StateWord(self.control.state.load(Ordering::Acquire));
+        if word.is_closed_and_uncounted() {
+            Ok(Permit::new(self, word.generation(), PermitKind::Closed))
+        } else {
+            Err(word)
+        }
+    }
+
+    /// [`try_acquire`](Breaker::try_acquire) for a state word that is not the healthy case.
+    #[inline]
+    pub(crate) fn acquire_other(&self, word: StateWord) -> Result<Permit<'_, C>, Rejected> {
         self.acquire_unless_closed(word)
             .map_err(|rejected| self.count_rejection(rejected))
     }
@@ -124,7 +142,7 @@ impl<C: Clock> Breaker<C> {
     /// wait and try again, and count only the rejection they give up on.
     pub(crate) fn acquire_uncounted(&self) -> Result<Permit<'_, C>, Rejected> {
         let word = StateWord(self.control.state.load(Ordering::Acquire));
-        if word.is_closed() {
+        if word.is_closed_and_uncounted() {
             return Ok(Permit::new(self, word.generation(), PermitKind::Closed));
         }
         self.acquire_unless_closed(word)
@@ -175,7 +193,12 @@ impl<C: Clock> Breaker<C> {
         loop {
             let next = match word.state() {
                 State::Closed => {
-                    return Ok(Permit::new(self, word.generation(), PermitKind::Closed));
+                    let kind = if word.counts_successes() {
+                        PermitKind::ClosedCounted
+                    } else {
+                        PermitKind::Closed
+                    };
+                    return Ok(Permit::new(self, word.generation(), kind));
                 }
                 State::ForcedClosed => {
                     return Ok(Permit::new(self, word.generation(), PermitKind::Forced));
@@ -241,14 +264,11 @@ impl<C: Clock> Breaker<C> {
         }
     }
 
-    /// The healthy path: with the window clean and successes not counted, two loads (the flag
-    /// shares the state word's line) and no write; the thread's stripe is looked up only when
-    /// something is to be written to it.
+    /// The healthy path: with the window clean, one load and no write (the state word the
+    /// permit came from already said that successes are not counted); the thread's stripe is
+    /// looked up only when something is to be written to it.
     #[inline(always)]
     fn closed_success(&self, generation: u32) {
-        if self.control.count_successes.load(Ordering::Relaxed) {
-            self.stripes.bump(Counter::Successes);
-        }
         let judged = self
             .window
             .record_success(generation, &self.stripes, &self.settings, || {
@@ -270,11 +290,19 @@ impl<C: Clock> Breaker<C> {
     ) {
         match outcome {
             Outcome::Success => {
-                if self.control.count_successes.load(Ordering::Relaxed) {
+                // A closed permit knows from its state word; the rare others look now.
+                let counted = match kind {
+                    PermitKind::Closed => false,
+                    PermitKind::ClosedCounted => true,
+                    PermitKind::Probe | PermitKind::Forced => self.counts_successes(),
+                };
+                if counted {
                     local.bump(Counter::Successes);
                 }
                 match kind {
-                    PermitKind::Closed => self.closed_success(generation),
+                    PermitKind::Closed | PermitKind::ClosedCounted => {
+                        self.closed_success(generation)
+                    }
                     PermitKind::Probe => self.probe_succeeded(generation),
                     PermitKind::Forced => {}
                 }
@@ -282,7 +310,7 @@ impl<C: Clock> Breaker<C> {
             Outcome::Failure => {
                 local.bump(Counter::Failures);
                 match kind {
-                    PermitKind::Closed => {
+                    PermitKind::Closed | PermitKind::ClosedCounted => {
                         let judged = self.window.record_failure(
                             &self.settings(),
                             generation,
@@ -314,6 +342,27 @@ impl<C: Clock> Breaker<C> {
         }
     }
 
+    /// Turns success counting on or off in the state word, whatever the state. Not a
+    /// transition: the generation stays, so no permit becomes stale.
+    fn set_counting(&self, count: bool) {
+        let mut word = StateWord(self.control.state.load(Ordering::Acquire));
+        while word.counts_successes() != count {
+            match self.control.state.compare_exchange_weak(
+                word.0,
+                word.with_counting(count).0,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return,
+                Err(seen) => word = StateWord(seen),
+            }
+        }
+    }
+
+    fn counts_successes(&self) -> bool {
+        StateWord(self.control.state.load(Ordering::Relaxed)).counts_successes()
+    }
+
     fn is_closed_in(&self, generation: u32) -> bool {
         let word = StateWord(self.control.state.load(Ordering::Acquire));
         word.is_closed() && word.generation() == generation
@@ -322,13 +371,13 @@ impl<C: Clock> Breaker<C> {
     /// Opens a breaker that is closed in `generation`, unless it has moved on.
     #[cold]
     fn trip(&self, generation: u32, cause: TripCause) {
-        let from = StateWord::new(State::Closed, generation);
+        let from = |word: StateWord| word.is_closed() && word.generation() == generation;
         let trigger = Trigger::Tripped {
             rule: cause.rule,
             failures: cause.failures,
             calls: cause.calls,
         };
-        self.open_from(|word| word == from, trigger);
+        self.open_from(from, trigger);
     }
 
     /// A probe of `generation` failed: reopen.
@@ -538,10 +587,8 @@ impl<C: Clock> Breaker<C> {
                 State::Open if self.open_period_over(word) => State::HalfOpen,
                 state => state,
             },
-            successes: self
-                .control
-                .count_successes
-                .load(Ordering::Relaxed)
+            successes: word
+                .counts_successes()
                 .then(|| self.stripes.total(Counter::Successes)),
             failures: self.stripes.total(Counter::Failures),
             ignored: self.stripes.total(Counter::Ignored),
@@ -624,9 +671,7 @@ impl<C: Clock> Breaker<C> {
         }
         self.settings.store(settings);
         self.window.apply(&settings);
-        self.control
-            .count_successes
-            .store(config.count_successes, Ordering::Relaxed);
+        self.set_counting(config.count_successes);
         Ok(())
     }
 

@@ -115,7 +115,16 @@ impl<C: Clock> Breaker<C> {
         classify: impl FnOnce(&Result<T, E>) -> Outcome,
         f: impl FnOnce() -> Result<T, E>,
     ) -> Result<T, CallError<E>> {
-        let permit = self.try_acquire().map_err(CallError::Rejected)?;
+        // The healthy case on its own, so that the compiler knows the permit's kind and keeps
+        // only the closed-success path here; every other state goes through the general one.
+        let permit = match self.try_acquire_healthy() {
+            Ok(permit) => {
+                let result = f();
+                permit.record(classify(&result));
+                return result.map_err(CallError::Failed);
+            }
+            Err(word) => self.acquire_other(word).map_err(CallError::Rejected)?,
+        };
         let result = f();
         permit.record(classify(&result));
         result.map_err(CallError::Failed)

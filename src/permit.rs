@@ -29,6 +29,8 @@ pub enum Outcome {
 pub(crate) enum PermitKind {
     /// An ordinary call of a closed breaker; its outcome feeds the window.
     Closed,
+    /// The same, from a breaker that counts successes in its metrics.
+    ClosedCounted,
     /// One of the limited calls of a half-open breaker.
     Probe,
     /// A call let through by [`Breaker::force_closed`]; counted in the metrics only.

@@ -1,15 +1,19 @@
 //! The breaker's state, and the 64-bit word that holds it.
 //!
 //! ```text
-//!  63                               32 31       23 22        13 12         3 2     0
-//! +-----------------------------------+-----------+------------+------------+-------+
-//! |            generation             |  unused   | probe oks  | probes out | state |
-//! +-----------------------------------+-----------+------------+------------+-------+
+//!  63                               32  31  30    23 22        13 12         3 2     0
+//! +-----------------------------------+---+--------+------------+------------+-------+
+//! |            generation             | c | unused | probe oks  | probes out | state |
+//! +-----------------------------------+---+--------+------------+------------+-------+
 //! ```
 //!
 //! Every transition goes through one compare-and-swap on this word and adds one to the
 //! generation. A permit remembers the generation it was issued in, so a verdict that arrives
 //! after a transition is recognised as stale and not counted against the new state.
+//!
+//! Bit `c` says whether successes are counted in the metrics. It is not state: transitions
+//! carry it over, and reconfiguration flips it. It lives here so that the healthy path learns
+//! "closed, and nothing to count" from the one word it loads anyway.
 
 use std::fmt;
 
@@ -62,6 +66,7 @@ const PROBE_MASK: u64 = (1 << PROBE_BITS) - 1;
 const PROBES_OUT_SHIFT: u32 = STATE_BITS;
 const PROBE_OKS_SHIFT: u32 = STATE_BITS + PROBE_BITS;
 const GENERATION_SHIFT: u32 = 32;
+const COUNTS_SUCCESSES: u64 = 1 << 31;
 
 const CLOSED: u64 = 0;
 const OPEN: u64 = 1;
@@ -85,10 +90,32 @@ impl StateWord {
         StateWord(u64::from(generation) << GENERATION_SHIFT | code)
     }
 
-    /// True for a closed breaker: the one test on the healthy path.
+    /// True for a closed breaker.
     #[inline(always)]
     pub(crate) fn is_closed(self) -> bool {
         self.0 & STATE_MASK == CLOSED
+    }
+
+    /// True for a closed breaker that does not count successes: the one test on the healthy
+    /// path.
+    #[inline(always)]
+    pub(crate) fn is_closed_and_uncounted(self) -> bool {
+        self.0 & (STATE_MASK | COUNTS_SUCCESSES) == CLOSED
+    }
+
+    /// Whether successes are counted in the metrics.
+    #[inline(always)]
+    pub(crate) fn counts_successes(self) -> bool {
+        self.0 & COUNTS_SUCCESSES != 0
+    }
+
+    /// The same word with success counting on or off.
+    pub(crate) fn with_counting(self, count: bool) -> Self {
+        StateWord(if count {
+            self.0 | COUNTS_SUCCESSES
+        } else {
+            self.0 & !COUNTS_SUCCESSES
+        })
     }
 
     pub(crate) fn state(self) -> State {
@@ -116,9 +143,11 @@ impl StateWord {
         ((self.0 >> PROBE_OKS_SHIFT) & PROBE_MASK) as u32
     }
 
-    /// The word for `state` in the next generation, with no probes.
+    /// The word for `state` in the next generation, with no probes; success counting carries
+    /// over.
     pub(crate) fn next(self, state: State) -> Self {
         StateWord::new(state, self.generation().wrapping_add(1))
+            .with_counting(self.counts_successes())
     }
 
     /// The same half-open period with `probes_out` and `probe_successes` replaced; both are
@@ -153,6 +182,27 @@ mod tests {
             assert_eq!(word.probe_successes(), 517);
             assert_eq!(word.is_closed(), state == State::Closed);
         }
+    }
+
+    #[test]
+    fn counting_is_carried_over_and_kept_apart_from_the_state() {
+        let counting = StateWord::new(State::Closed, 7).with_counting(true);
+        assert!(counting.is_closed() && !counting.is_closed_and_uncounted());
+        assert!(StateWord::new(State::Closed, 7).is_closed_and_uncounted());
+        let reopened = counting
+            .next(State::Open)
+            .next(State::HalfOpen)
+            .with_probes(2, 1);
+        assert!(reopened.counts_successes());
+        assert_eq!(
+            (
+                reopened.state(),
+                reopened.generation(),
+                reopened.probes_out()
+            ),
+            (State::HalfOpen, 9, 2)
+        );
+        assert!(!reopened.with_counting(false).counts_successes());
     }
 
     #[test]
