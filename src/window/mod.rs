@@ -637,10 +637,29 @@ impl Window {
                 Judgement::Keep
             }
             _ => {
+                // Positions grow with the failure number, so at least `needed` failures are in
+                // view exactly when the one `needed - 1` back is: one record to read, however
+                // many failures the window holds. The count is taken only for the event.
                 let needed = settings.failures_to_trip_full;
-                let failures =
-                    self.failures_in_view(tag, before, number, successes, rate.window, needed);
-                if failures >= needed {
+                let back = (needed - 1) as u16;
+                let earliest_in_view = back == 0
+                    || self
+                        .successes_before_earlier(tag, before, number, back)
+                        .is_some_and(|earlier| {
+                            successes
+                                .wrapping_sub(earlier)
+                                .wrapping_add(u32::from(back))
+                                < rate.window
+                        });
+                if earliest_in_view {
+                    let failures = self.failures_in_view(
+                        tag,
+                        before,
+                        number,
+                        successes,
+                        rate.window,
+                        u32::MAX,
+                    );
                     return Judgement::Trip(TripCause {
                         rule: TripRule::FailureRate,
                         failures,
