@@ -226,34 +226,69 @@ impl<C: Clock> fmt::Debug for OwnedPermit<C> {
 
 /// The breaker did not let a call through.
 ///
-/// Built without allocating; cheap to return on every rejected call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Built without allocating, and 8 bytes, so that a `Result` carrying it comes back in
+/// registers: cheap to return on every rejected call.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Rejected {
-    state: State,
-    retry_after: Option<Duration>,
+    /// The time until a probe may pass, in nanoseconds (61 bits, saturating), above the state's
+    /// 3-bit code.
+    packed: u64,
 }
+
+const REJECTED_STATE_BITS: u32 = 3;
 
 impl Rejected {
     #[inline]
     pub(crate) fn new(state: State, retry_after: Option<Duration>) -> Self {
-        Rejected { state, retry_after }
+        let nanos = retry_after
+            .map_or(0, crate::clock::saturating_nanos)
+            .min(u64::MAX >> REJECTED_STATE_BITS);
+        Rejected {
+            packed: nanos << REJECTED_STATE_BITS | state_code(state),
+        }
     }
 
     /// The state that rejected the call: [`State::Open`], [`State::HalfOpen`] (all probes
     /// out) or [`State::ForcedOpen`].
     pub fn state(&self) -> State {
-        self.state
+        match self.packed & ((1 << REJECTED_STATE_BITS) - 1) {
+            0 => State::Closed,
+            1 => State::Open,
+            2 => State::HalfOpen,
+            3 => State::ForcedOpen,
+            _ => State::ForcedClosed,
+        }
     }
 
     /// When open: how long until the open period ends and a probe may pass.
     pub fn retry_after(&self) -> Option<Duration> {
-        self.retry_after
+        (self.state() == State::Open)
+            .then(|| Duration::from_nanos(self.packed >> REJECTED_STATE_BITS))
+    }
+}
+
+fn state_code(state: State) -> u64 {
+    match state {
+        State::Closed => 0,
+        State::Open => 1,
+        State::HalfOpen => 2,
+        State::ForcedOpen => 3,
+        State::ForcedClosed => 4,
+    }
+}
+
+impl fmt::Debug for Rejected {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Rejected")
+            .field("state", &self.state())
+            .field("retry_after", &self.retry_after())
+            .finish()
     }
 }
 
 impl fmt::Display for Rejected {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (self.state, self.retry_after) {
+        match (self.state(), self.retry_after()) {
             (State::Open, Some(after)) => {
                 write!(f, "circuit breaker is open; a probe may pass in {after:?}")
             }
@@ -267,3 +302,31 @@ impl fmt::Display for Rejected {
 }
 
 impl Error for Rejected {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::CallError;
+
+    #[test]
+    fn a_rejection_keeps_its_state_and_time_in_eight_bytes() {
+        let open = Rejected::new(State::Open, Some(Duration::new(3, 999_999_999)));
+        assert_eq!(
+            (open.state(), open.retry_after()),
+            (State::Open, Some(Duration::new(3, 999_999_999)))
+        );
+        let half_open = Rejected::new(State::HalfOpen, None);
+        assert_eq!(
+            (half_open.state(), half_open.retry_after()),
+            (State::HalfOpen, None)
+        );
+        let forever = Rejected::new(State::Open, Some(Duration::MAX));
+        assert_eq!(
+            forever.retry_after(),
+            Some(Duration::from_nanos(u64::MAX >> REJECTED_STATE_BITS))
+        );
+        // Small enough that `call`'s result comes back in two registers.
+        assert_eq!(std::mem::size_of::<Rejected>(), 8);
+        assert_eq!(std::mem::size_of::<Result<u64, CallError<u32>>>(), 16);
+    }
+}
