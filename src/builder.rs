@@ -164,9 +164,15 @@ impl<C: Clock> Builder<C> {
                         minimum_calls: Some(calls),
                     });
                 }
-                (None, Some(_)) => {
-                    // A value out of range is named before a conflict between settings.
-                    Settings::validate(&config)?;
+                (None, Some(run)) => {
+                    // Named in the order `build` checks the fields: the run's own range first,
+                    // then this conflict, then every later field.
+                    crate::config::in_range(
+                        "consecutive_failures",
+                        run,
+                        1,
+                        crate::MAX_CONSECUTIVE,
+                    )?;
                     return Err(ConfigError::new(
                         "minimum_calls",
                         "applies to the failure-rate rule, and only consecutive_failures is set",

@@ -298,7 +298,12 @@ fn validate_rate(rate: &FailureRateConfig) -> Result<FailureRate, ConfigError> {
     })
 }
 
-fn in_range(field: &'static str, value: usize, min: u32, max: u32) -> Result<u32, ConfigError> {
+pub(crate) fn in_range(
+    field: &'static str,
+    value: usize,
+    min: u32,
+    max: u32,
+) -> Result<u32, ConfigError> {
     match u32::try_from(value) {
         Ok(v) if (min..=max).contains(&v) => Ok(v),
         _ => Err(ConfigError::new(
