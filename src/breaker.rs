@@ -105,16 +105,12 @@ impl<C: Clock> Breaker<C> {
     ///
     /// [`Rejected`] while open (until the open period ends), while half-open with all probes
     /// out, and while forced open.
-    #[inline]
+    #[inline(always)]
     pub fn try_acquire(&self) -> Result<Permit<'_, C>, Rejected> {
-        // Acquire: pairs with the transition that published this state, so whatever it did
-        // before (the open deadline, the cleared window) is visible to this permit's verdict.
-        let word = StateWord(self.control.state.load(Ordering::Acquire));
-        if word.is_closed_and_uncounted() {
-            return Ok(Permit::new(self, word.generation(), PermitKind::Closed));
+        match self.try_acquire_healthy() {
+            Ok(permit) => Ok(permit),
+            Err(word) => self.acquire_other(word),
         }
-        self.acquire_unless_closed(word)
-            .map_err(|rejected| self.count_rejection(rejected))
     }
 
     /// A permit if the breaker is closed and does not count successes: the healthy case, as a
@@ -122,7 +118,8 @@ impl<C: Clock> Breaker<C> {
     /// word it read, for [`acquire_other`](Breaker::acquire_other).
     #[inline(always)]
     pub(crate) fn try_acquire_healthy(&self) -> Result<Permit<'_, C>, StateWord> {
-        // Acquire: as in `try_acquire`.
+        // Acquire: pairs with the transition that published this state, so whatever it did
+        // before (the open deadline, the cleared window) is visible to this permit's verdict.
         let word = StateWord(self.control.state.load(Ordering::Acquire));
         if word.is_closed_and_uncounted() {
             Ok(Permit::new(self, word.generation(), PermitKind::Closed))
@@ -131,9 +128,22 @@ impl<C: Clock> Breaker<C> {
         }
     }
 
-    /// [`try_acquire`](Breaker::try_acquire) for a state word that is not the healthy case.
-    #[inline]
-    pub(crate) fn acquire_other(&self, word: StateWord) -> Result<Permit<'_, C>, Rejected> {
+    /// [`try_acquire`](Breaker::try_acquire) for a state word that is not the healthy case,
+    /// out of line so that the healthy case stays small enough to inline; `#[cold]` lays the
+    /// caller's healthy case out as the straight path.
+    #[cold]
+    #[inline(never)]
+    fn acquire_other(&self, word: StateWord) -> Result<Permit<'_, C>, Rejected> {
+        self.acquire_counting_rejection(word)
+    }
+
+    /// [`acquire_other`](Breaker::acquire_other) inlined, for callers that are out of line
+    /// already.
+    #[inline(always)]
+    pub(crate) fn acquire_counting_rejection(
+        &self,
+        word: StateWord,
+    ) -> Result<Permit<'_, C>, Rejected> {
         self.acquire_unless_closed(word)
             .map_err(|rejected| self.count_rejection(rejected))
     }
@@ -169,7 +179,7 @@ impl<C: Clock> Breaker<C> {
         Ok(OwnedPermit::new(Arc::clone(self), generation, kind))
     }
 
-    #[inline(never)]
+    #[inline(always)]
     fn acquire_unless_closed(&self, word: StateWord) -> Result<Permit<'_, C>, Rejected> {
         // Open, and the period not over: the rejection that repeats while a dependency is
         // down, decided before the transition loop below is set up. The same decision as the

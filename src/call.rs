@@ -6,6 +6,7 @@ use std::fmt;
 use crate::breaker::Breaker;
 use crate::clock::Clock;
 use crate::permit::{Outcome, Rejected};
+use crate::state::StateWord;
 
 /// The error of a call made through [`Breaker::call`]: either the breaker did not let it
 /// through, or the call itself failed.
@@ -81,7 +82,7 @@ impl<C: Clock> Breaker<C> {
     ///     other => panic!("expected a rejection, got {other:?}"),
     /// }
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn call<T, E>(&self, f: impl FnOnce() -> Result<T, E>) -> Result<T, CallError<E>> {
         self.call_with(every_error_fails, f)
     }
@@ -109,22 +110,40 @@ impl<C: Clock> Breaker<C> {
     /// let _ = breaker.call_with(status_of, || Err::<u16, u16>(400));
     /// assert!(breaker.call_with(status_of, || Ok::<u16, u16>(200)).is_ok(), "a 400 does not trip");
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn call_with<T, E>(
         &self,
         classify: impl FnOnce(&Result<T, E>) -> Outcome,
         f: impl FnOnce() -> Result<T, E>,
     ) -> Result<T, CallError<E>> {
-        // The healthy case on its own, so that the compiler knows the permit's kind and keeps
-        // only the closed-success path here; every other state goes through the general one.
-        let permit = match self.try_acquire_healthy() {
+        // Only the healthy case is inlined into the caller, where the compiler knows the
+        // permit's kind and keeps nothing but the closed-success path; every other state goes
+        // through one out-of-line function. Without the split the whole of it was too big to
+        // inline, and every healthy call paid a function call with a full register save.
+        match self.try_acquire_healthy() {
             Ok(permit) => {
                 let result = f();
                 permit.record(classify(&result));
-                return result.map_err(CallError::Failed);
+                result.map_err(CallError::Failed)
             }
-            Err(word) => self.acquire_other(word).map_err(CallError::Rejected)?,
-        };
+            Err(word) => self.call_unhealthy(word, classify, f),
+        }
+    }
+
+    /// [`call_with`](Breaker::call_with) for a state word that is not the healthy case.
+    /// `#[cold]` tells the caller's branch which way is common, so that the healthy call
+    /// runs straight through without a taken jump.
+    #[cold]
+    #[inline(never)]
+    fn call_unhealthy<T, E>(
+        &self,
+        word: StateWord,
+        classify: impl FnOnce(&Result<T, E>) -> Outcome,
+        f: impl FnOnce() -> Result<T, E>,
+    ) -> Result<T, CallError<E>> {
+        let permit = self
+            .acquire_counting_rejection(word)
+            .map_err(CallError::Rejected)?;
         let result = f();
         permit.record(classify(&result));
         result.map_err(CallError::Failed)

@@ -52,7 +52,7 @@ impl Guard for Bare {
         Bare
     }
 
-    #[inline]
+    #[inline(always)]
     fn run(&self, op: impl FnOnce() -> Reply) -> Option<Reply> {
         Some(op())
     }
@@ -74,7 +74,7 @@ impl Guard for Hot {
             .expect("valid settings"))
     }
 
-    #[inline]
+    #[inline(always)]
     fn run(&self, op: impl FnOnce() -> Reply) -> Option<Reply> {
         match self.0.call(op) {
             Ok(value) => Some(Ok(value)),
@@ -101,7 +101,7 @@ impl Guard for Recloser {
         )
     }
 
-    #[inline]
+    #[inline(always)]
     fn run(&self, op: impl FnOnce() -> Reply) -> Option<Reply> {
         match self.0.call(op) {
             Ok(value) => Some(Ok(value)),
@@ -136,7 +136,7 @@ impl Guard for Failsafe {
         Failsafe(failsafe::Config::new().failure_policy(policy).build())
     }
 
-    #[inline]
+    #[inline(always)]
     fn run(&self, op: impl FnOnce() -> Reply) -> Option<Reply> {
         use failsafe::CircuitBreaker;
         match self.0.call(op) {
@@ -166,7 +166,7 @@ impl Guard for BreakerCrate {
         BreakerCrate(breaker::CircuitBreaker::new(config))
     }
 
-    #[inline]
+    #[inline(always)]
     fn run(&self, op: impl FnOnce() -> Reply) -> Option<Reply> {
         match ready(self.0.call(|| std::future::ready(op()))) {
             Ok(value) => Some(Ok(value)),
@@ -212,7 +212,7 @@ impl Guard for Naive {
         }))
     }
 
-    #[inline]
+    #[inline(always)]
     fn run(&self, op: impl FnOnce() -> Reply) -> Option<Reply> {
         {
             let mut state = self.0.lock().unwrap();
