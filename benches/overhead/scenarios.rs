@@ -202,11 +202,15 @@ pub fn failure(c: &mut Criterion) {
     let mut group = c.benchmark_group("failure_1thread");
     configure(&mut group);
     for (name, breaker, success_every) in failure_breakers() {
-        let mut n = 0;
+        // A countdown rather than `n % success_every`: a division per call would be timed too.
+        let mut until_success = success_every;
         group.bench_function(name, |b| {
             b.iter(|| {
-                n += 1;
-                let fails = n % success_every != 0;
+                until_success -= 1;
+                let fails = until_success != 0;
+                if !fails {
+                    until_success = success_every;
+                }
                 breaker.call(|| if fails { Err(black_box(2)) } else { Ok(1) })
             })
         });
@@ -218,8 +222,13 @@ pub fn failure(c: &mut Criterion) {
         group.bench_function(name, |b| {
             b.iter_custom(|iters| {
                 contended::run(iters, claim_slot, |_, iters| {
-                    for n in 1..=iters {
-                        let fails = n % u64::from(success_every) != 0;
+                    let mut until_success = success_every;
+                    for _ in 0..iters {
+                        until_success -= 1;
+                        let fails = until_success != 0;
+                        if !fails {
+                            until_success = success_every;
+                        }
                         let _ = black_box(
                             breaker.call(|| if fails { Err(black_box(2)) } else { Ok(1) }),
                         );
