@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use arc_swap::ArcSwap;
 
@@ -23,9 +23,10 @@ use crate::state::State;
 ///
 /// - [`get`](Registry::get) takes no lock: the map is read through `arc-swap`, and a hit
 ///   clones one `Arc`.
-/// - Inserting a new name takes a mutex (held only while the map is copied and swapped, never
-///   while a builder runs) and copies the map, so that readers never wait. Registries are
-///   meant to hold tens of breakers, filled at start-up.
+/// - Inserting or removing a name copies the map and swaps the copy in with a
+///   compare-and-swap, retried when another insertion won, so that neither readers nor
+///   writers ever wait for each other. Registries are meant to hold tens of breakers, filled
+///   at start-up.
 /// - [`snapshot`](Registry::snapshot) reads each breaker's [`metrics`](Breaker::metrics)
 ///   and takes no lock either.
 ///
@@ -49,11 +50,12 @@ use crate::state::State;
 /// # Ok::<(), hotbreaker::ConfigError>(())
 /// ```
 pub struct Registry<C: Clock = QuantaClock> {
-    /// Replaced whole on every insertion, so readers load it without a lock.
-    breakers: ArcSwap<BTreeMap<String, Arc<Breaker<C>>>>,
-    /// Orders insertions: two of them must not both copy the same old map.
-    inserting: Mutex<()>,
+    /// Replaced whole on every change, so readers load it without a lock; a change is a
+    /// compare-and-swap from the map it copied, so two changes never both copy the same map.
+    breakers: ArcSwap<BreakerMap<C>>,
 }
+
+type BreakerMap<C> = BTreeMap<String, Arc<Breaker<C>>>;
 
 impl Registry<QuantaClock> {
     /// An empty registry of breakers on the default clock. For another clock (a
@@ -67,7 +69,6 @@ impl<C: Clock> Default for Registry<C> {
     fn default() -> Self {
         Registry {
             breakers: ArcSwap::from_pointee(BTreeMap::new()),
-            inserting: Mutex::new(()),
         }
     }
 }
@@ -82,7 +83,7 @@ impl<C: Clock> Registry<C> {
     /// registered. `builder` gets the name so that it can attach listeners labelled with it
     /// (`.on_transition(hotbreaker::tracing::log_transitions(name))`).
     ///
-    /// `builder` runs outside the registry's lock, so it may use the registry. When two threads
+    /// `builder` runs while nothing of the registry is held, so it may use the registry. When two threads
     /// insert the same new name at once, both may build, and only the first breaker is
     /// registered and returned to both.
     ///
@@ -121,36 +122,46 @@ impl<C: Clock> Registry<C> {
     /// Returns the breaker registered as `name` afterwards: `breaker`, or the one that was
     /// there.
     pub fn insert_if_absent(&self, name: &str, breaker: Arc<Breaker<C>>) -> Arc<Breaker<C>> {
-        // The guard protects no data (the map is in the ArcSwap), so a panic while it was held
-        // leaves nothing inconsistent: a poisoned lock is used as is.
-        let _inserting = self
-            .inserting
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        let current = self.breakers.load_full();
-        if let Some(existing) = current.get(name) {
-            return Arc::clone(existing);
-        }
-        let mut next = BTreeMap::clone(&current);
-        next.insert(name.to_owned(), Arc::clone(&breaker));
-        self.breakers.store(Arc::new(next));
-        breaker
+        let mut registered = breaker;
+        self.change(|current| {
+            if let Some(existing) = current.get(name) {
+                registered = Arc::clone(existing);
+                return None;
+            }
+            let mut next = BTreeMap::clone(current);
+            next.insert(name.to_owned(), Arc::clone(&registered));
+            Some(next)
+        });
+        registered
     }
 
     /// Unregisters the breaker named `name` and returns it. Holders of its `Arc` keep using
     /// it; the next [`get_or_insert_with`](Registry::get_or_insert_with) of that name builds a
     /// new one.
     pub fn remove(&self, name: &str) -> Option<Arc<Breaker<C>>> {
-        let _inserting = self
-            .inserting
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        let current = self.breakers.load_full();
-        let removed = current.get(name).cloned()?;
-        let mut next = BTreeMap::clone(&current);
-        next.remove(name);
-        self.breakers.store(Arc::new(next));
-        Some(removed)
+        let mut removed = None;
+        self.change(|current| {
+            removed = current.get(name).cloned();
+            removed.as_ref()?;
+            let mut next = BTreeMap::clone(current);
+            next.remove(name);
+            Some(next)
+        });
+        removed
+    }
+
+    /// Replaces the map with `edit`'s copy of it, unless `edit` says there is nothing to
+    /// change (`None`). When another change lands between the load and the swap, `edit` runs
+    /// again on the map that change left, so no change is lost.
+    fn change(&self, mut edit: impl FnMut(&BreakerMap<C>) -> Option<BreakerMap<C>>) {
+        let mut current = self.breakers.load_full();
+        while let Some(next) = edit(&current) {
+            let previous = self.breakers.compare_and_swap(&current, Arc::new(next));
+            if Arc::ptr_eq(&previous, &current) {
+                return;
+            }
+            current = arc_swap::Guard::into_inner(previous);
+        }
     }
 
     /// How many breakers are registered.

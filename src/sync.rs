@@ -150,26 +150,57 @@ impl<T> Swappable<T> {
     }
 }
 
+/// Under loom: every value stored is kept in a slot of its own until the `Swappable` is
+/// dropped, and the current slot's index is a loom atomic, so loom sees (and permutes) the
+/// publication a reader synchronizes with, as it would arc-swap's. Keeping old values stands
+/// in for arc-swap's deferred reclamation: a loaded value is never freed under its reader.
 #[cfg(loom)]
-pub(crate) struct Swappable<T>(loom::sync::Mutex<std::sync::Arc<T>>);
+pub(crate) struct Swappable<T> {
+    versions: Box<[std::sync::OnceLock<std::sync::Arc<T>>]>,
+    claimed: loom::sync::atomic::AtomicUsize,
+    current: loom::sync::atomic::AtomicUsize,
+}
+
+/// How many values a loom model may store in one `Swappable`, the first included.
+#[cfg(loom)]
+const LOOM_VERSIONS: usize = 16;
 
 #[cfg(loom)]
 impl<T> Swappable<T> {
     pub(crate) fn new(value: T) -> Self {
-        Swappable(loom::sync::Mutex::new(std::sync::Arc::new(value)))
+        let versions: Box<[std::sync::OnceLock<std::sync::Arc<T>>]> = (0..LOOM_VERSIONS)
+            .map(|_| std::sync::OnceLock::new())
+            .collect();
+        let _ = versions[0].set(std::sync::Arc::new(value));
+        Swappable {
+            versions,
+            claimed: loom::sync::atomic::AtomicUsize::new(1),
+            current: loom::sync::atomic::AtomicUsize::new(0),
+        }
     }
 
     pub(crate) fn load(&self) -> std::sync::Arc<T> {
-        self.0
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .clone()
+        // SeqCst, as arc-swap's load: a reader sees the newest store, never an older one.
+        let index = self.current.load(Ordering::SeqCst);
+        std::sync::Arc::clone(
+            self.versions[index]
+                .get()
+                .expect("published after it was set"),
+        )
     }
 
+    /// # Panics
+    ///
+    /// When a loom model stores more than `LOOM_VERSIONS - 1` values.
     pub(crate) fn store(&self, value: T) {
-        *self
-            .0
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner()) = std::sync::Arc::new(value);
+        let index = self.claimed.fetch_add(1, Ordering::Relaxed);
+        assert!(
+            index < LOOM_VERSIONS,
+            "a loom model stored more than {LOOM_VERSIONS} values"
+        );
+        let _ = self.versions[index].set(std::sync::Arc::new(value));
+        // SeqCst, as arc-swap's store; it also publishes the slot's value to the reader that
+        // loads this index.
+        self.current.store(index, Ordering::SeqCst);
     }
 }

@@ -77,6 +77,33 @@ fn threads_racing_for_a_name_share_one_breaker() {
 }
 
 #[test]
+fn racing_insertions_and_removals_lose_none() {
+    // Every change copies the map and swaps it in; a change that raced another must be made
+    // again on the other's map, or one of them is lost.
+    let registry = registry();
+    std::thread::scope(|scope| {
+        for thread in 0..4 {
+            let registry = &registry;
+            scope.spawn(move || {
+                for i in 0..100 {
+                    let name = format!("t{thread}-{i}");
+                    registry.get_or_insert_with(&name, |_| builder()).unwrap();
+                    if i % 2 == 1 {
+                        assert!(registry.remove(&name).is_some(), "{name} was registered");
+                    }
+                }
+            });
+        }
+    });
+    assert_eq!(registry.len(), 200, "the 200 even names stay registered");
+    for thread in 0..4 {
+        for i in (0..100).step_by(2) {
+            assert!(registry.get(&format!("t{thread}-{i}")).is_some());
+        }
+    }
+}
+
+#[test]
 fn the_snapshot_lists_every_breaker_by_name() {
     let registry = registry();
     let users = registry.get_or_insert_with("users", |_| builder()).unwrap();

@@ -6,8 +6,8 @@
 //! [`Unstructured`] does), so every byte string is a valid input and the fuzzer spends no time
 //! on rejected ones.
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc;
 use std::time::Duration;
 
 use arbitrary::{Result as DecodeResult, Unstructured};
@@ -95,11 +95,16 @@ pub fn fuzz_two_threads(data: &[u8]) {
     });
     let (config, lists) = decoded.unwrap_or_else(|_| (small_config_default(), Default::default()));
     let clock = ManualClock::new();
-    let events = std::sync::Arc::new(Mutex::new(Vec::<Transition>::new()));
-    let listener_events = events.clone();
+    // A channel rather than a shared vector: the listener runs on both threads, and the
+    // events are read only after both have joined.
+    let (send_event, events) = mpsc::channel::<Transition>();
     let breaker = config_builder(&config)
         .stripes(1 + (data.len() % 3)) // 1: one thread shares; 2, 3: both own a stripe
-        .on_transition(move |t| listener_events.lock().unwrap().push(*t))
+        .on_transition(move |t| {
+            send_event
+                .send(*t)
+                .expect("the receiver outlives the breaker")
+        })
         .clock(clock.clone())
         .build()
         .expect("configuration in range");
@@ -127,7 +132,7 @@ pub fn fuzz_two_threads(data: &[u8]) {
     assert_eq!(metrics.probes_out, 0, "every permit has ended: {metrics:?}");
 
     // The transitions, put in generation order, must form one chain from closed.
-    let mut events = std::mem::take(&mut *events.lock().unwrap());
+    let mut events: Vec<Transition> = events.try_iter().collect();
     events.sort_by_key(|event| event.generation);
     let mut state = State::Closed;
     for (n, event) in events.iter().enumerate() {
