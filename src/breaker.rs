@@ -181,6 +181,15 @@ impl<C: Clock> Breaker<C> {
 
     #[inline(always)]
     fn acquire_unless_closed(&self, word: StateWord) -> Result<Permit<'_, C>, Rejected> {
+        // Closed while successes are counted (`count_successes`): every call of such a
+        // breaker comes here, so it is admitted at once, as the loop below would.
+        if word.state() == State::Closed {
+            return Ok(Permit::new(
+                self,
+                word.generation(),
+                PermitKind::ClosedCounted,
+            ));
+        }
         // Open, and the period not over: the rejection that repeats while a dependency is
         // down, decided before the transition loop below is set up. The same decision as the
         // loop's first round for `State::Open`.
@@ -264,14 +273,26 @@ impl<C: Clock> Breaker<C> {
     /// Records the verdict of a permit of `generation`.
     ///
     /// Only a success of a closed permit, the call that happens all day, is inlined into the
-    /// caller; every other verdict goes to [`record_other`](Breaker::record_other).
+    /// caller; a counted one (`count_successes`) is one short call, and every other verdict
+    /// goes to [`record_other`](Breaker::record_other).
     #[inline(always)]
     pub(crate) fn record(&self, generation: u32, kind: PermitKind, outcome: Outcome) {
-        if outcome == Outcome::Success && kind == PermitKind::Closed {
-            self.closed_success(generation);
-        } else {
-            self.record_other(generation, kind, outcome, self.stripes.local());
+        match (outcome, kind) {
+            (Outcome::Success, PermitKind::Closed) => self.closed_success(generation),
+            (Outcome::Success, PermitKind::ClosedCounted) => {
+                self.counted_closed_success(generation)
+            }
+            _ => self.record_other(generation, kind, outcome, self.stripes.local()),
         }
+    }
+
+    /// A success of a closed permit while successes are counted: the healthy path plus one
+    /// store to this thread's stripe, kept apart from [`record_other`](Breaker::record_other)
+    /// because on such a breaker it is every call.
+    #[inline(never)]
+    fn counted_closed_success(&self, generation: u32) {
+        self.stripes.bump(Counter::Successes);
+        self.closed_success(generation);
     }
 
     /// The healthy path: with the window clean, one load and no write (the state word the
