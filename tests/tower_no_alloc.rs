@@ -2,8 +2,6 @@
 //! rejection run under a counting allocator (over an inner service that allocates nothing).
 #![cfg(feature = "tower")]
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::future::{Future, Ready, ready};
 use std::pin::pin;
 use std::sync::Arc;
@@ -14,40 +12,10 @@ use hotbreaker::tower::{BreakerLayer, BreakerService, HttpClassifier};
 use hotbreaker::{Breaker, ManualClock, State};
 use tower::{Layer, Service};
 
-struct CountingAllocator;
+#[path = "support/counting_allocator.rs"]
+mod counting_allocator;
 
-thread_local! {
-    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
-}
-
-// SAFETY: delegates every call to the system allocator unchanged; it only counts.
-unsafe impl GlobalAlloc for CountingAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
-        // SAFETY: same contract as ours.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as ours.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
-        // SAFETY: same contract as ours.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: CountingAllocator = CountingAllocator;
-
-fn allocations_during(f: impl FnOnce()) -> usize {
-    let before = ALLOCATIONS.with(Cell::get);
-    f();
-    ALLOCATIONS.with(Cell::get) - before
-}
+use counting_allocator::allocations_during;
 
 /// Answers each request (a status code) with that status, at once.
 #[derive(Clone)]
