@@ -6,6 +6,7 @@ mod common;
 
 use common::{Events, Role, check_each_order, small, spawn_in};
 use hotbreaker::State;
+use hotbreaker::testing::assert_one_chain;
 
 /// `force_open` and `reset` race a failure; two failures in a row would trip.
 ///
@@ -48,17 +49,7 @@ fn force_open_and_reset_race_a_failure() {
         let permit_generation = spawn_in(order, vec![caller, forcer, resetter])[0];
 
         let mut events = events.take();
-        events.sort_by_key(|event| event.generation);
-        let mut state = State::Closed;
-        for (n, event) in events.iter().enumerate() {
-            assert_eq!(
-                event.generation as usize,
-                n + 1,
-                "one generation per transition: {events:?}"
-            );
-            assert_eq!(event.from, state, "broken chain: {events:?}");
-            state = event.to;
-        }
+        let state = assert_one_chain(&mut events);
         assert_eq!(events.len(), 2, "two manual transitions: {events:?}");
         let metrics = breaker.metrics();
         assert_eq!(metrics.state, state);

@@ -98,7 +98,9 @@ pub fn fuzz_two_threads(data: &[u8]) {
     // A channel rather than a shared vector: the listener runs on both threads, and the
     // events are read only after both have joined.
     let (send_event, events) = mpsc::channel::<Transition>();
-    let breaker = config_builder(&config)
+    let breaker = config
+        .builder()
+        .count_successes(true)
         .stripes(1 + (data.len() % 3)) // 1: one thread shares; 2, 3: both own a stripe
         .on_transition(move |t| {
             send_event
@@ -133,17 +135,7 @@ pub fn fuzz_two_threads(data: &[u8]) {
 
     // The transitions, put in generation order, must form one chain from closed.
     let mut events: Vec<Transition> = events.try_iter().collect();
-    events.sort_by_key(|event| event.generation);
-    let mut state = State::Closed;
-    for (n, event) in events.iter().enumerate() {
-        assert_eq!(
-            event.generation as usize,
-            n + 1,
-            "gap in generations: {events:?}"
-        );
-        assert_eq!(event.from, state, "broken chain at {event:?}");
-        state = event.to;
-    }
+    let state = super::assert_one_chain(&mut events);
     let count = |to: State| {
         events
             .iter()
@@ -494,22 +486,4 @@ fn duration(u: &mut Unstructured<'_>) -> DecodeResult<Duration> {
         )),
         _ => Ok(Duration::from_micros(u.int_in_range(1..=100_000)?)),
     }
-}
-
-/// A builder with `config`'s rules (the two-thread harness adds stripes and a listener).
-fn config_builder(config: &ModelConfig) -> Builder {
-    let mut builder = Breaker::builder()
-        .count_successes(true)
-        .open_duration(config.open_duration)
-        .half_open_probes(config.half_open_probes as usize)
-        .success_threshold(config.success_threshold as usize);
-    if let Some((threshold, window, minimum)) = config.failure_rate {
-        builder = builder
-            .failure_rate(threshold, window as usize)
-            .minimum_calls(minimum as usize);
-    }
-    if let Some(run) = config.consecutive_failures {
-        builder = builder.consecutive_failures(run as usize);
-    }
-    builder
 }

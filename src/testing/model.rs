@@ -22,17 +22,10 @@ pub struct ModelConfig {
 }
 
 impl ModelConfig {
-    /// A breaker with these settings on `clock`.
-    ///
-    /// # Errors
-    ///
-    /// The builder's [`ConfigError`](crate::ConfigError) if the settings are out of range.
-    pub fn build(
-        &self,
-        clock: crate::ManualClock,
-    ) -> Result<crate::Breaker<crate::ManualClock>, crate::ConfigError> {
+    /// A builder with these rules, durations and probe settings; the clock, the stripes and
+    /// success counting are left to the caller.
+    pub fn builder(&self) -> crate::Builder {
         let mut builder = crate::Breaker::builder()
-            .count_successes(true)
             .open_duration(self.open_duration)
             .half_open_probes(self.half_open_probes as usize)
             .success_threshold(self.success_threshold as usize);
@@ -44,7 +37,20 @@ impl ModelConfig {
         if let Some(run) = self.consecutive_failures {
             builder = builder.consecutive_failures(run as usize);
         }
-        builder.clock(clock).build()
+        builder
+    }
+
+    /// A breaker with these settings on `clock`, counting successes (the model counts every
+    /// one).
+    ///
+    /// # Errors
+    ///
+    /// The builder's [`ConfigError`](crate::ConfigError) if the settings are out of range.
+    pub fn build(
+        &self,
+        clock: crate::ManualClock,
+    ) -> Result<crate::Breaker<crate::ManualClock>, crate::ConfigError> {
+        self.builder().count_successes(true).clock(clock).build()
     }
 }
 

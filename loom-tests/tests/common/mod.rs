@@ -101,21 +101,14 @@ pub fn from_model(
     config: &ModelConfig,
     stripes: usize,
 ) -> (Arc<Breaker<ManualClock>>, ManualClock) {
-    small(|mut builder| {
-        if let Some((threshold, window, minimum)) = config.failure_rate {
-            builder = builder
-                .failure_rate(threshold, window as usize)
-                .minimum_calls(minimum as usize);
-        }
-        if let Some(run) = config.consecutive_failures {
-            builder = builder.consecutive_failures(run as usize);
-        }
-        builder
-            .open_duration(config.open_duration)
-            .half_open_probes(config.half_open_probes as usize)
-            .success_threshold(config.success_threshold as usize)
-            .stripes(stripes)
-    })
+    let clock = ManualClock::new();
+    let breaker = config
+        .builder()
+        .stripes(stripes)
+        .clock(clock.clone())
+        .build()
+        .expect("valid configuration");
+    (Arc::new(breaker), clock)
 }
 
 /// The transitions a breaker announced, in the order the listeners ran.
