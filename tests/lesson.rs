@@ -20,99 +20,11 @@ use std::path::Path;
 use lesson::Lesson;
 use model::{Mode, Rule, RunCounts, Scenario};
 
-/// The lesson's printed output, verbatim (figures and the model's own labels only).
-const PUBLISHED: &str = include_str!("data/lesson_model_output.txt");
+#[allow(dead_code)]
+#[path = "support/published_lesson.rs"]
+mod published_lesson;
 
-/// The lesson's names for the failure modes.
-fn mode_named(name: &str) -> Mode {
-    match name {
-        "saglikli" => Mode::Healthy,
-        "kismi" => Mode::Partial,
-        "yavaslama" => Mode::Slowdown,
-        "durma" => Mode::Halt,
-        _ => panic!("unknown mode `{name}` in the published output"),
-    }
-}
-
-fn count(text: &str) -> u64 {
-    text.parse()
-        .unwrap_or_else(|_| panic!("`{text}` in the published output is not a count"))
-}
-
-/// The lines after the one starting with `header`, up to (not including) the first line for
-/// which `ends` holds.
-fn rows_after(header: &str, ends: impl Fn(&str) -> bool) -> Vec<&'static str> {
-    let mut lines = PUBLISHED
-        .lines()
-        .skip_while(|line| !line.starts_with(header));
-    assert!(lines.next().is_some(), "no line starts with `{header}`");
-    lines.take_while(|line| !ends(line)).collect()
-}
-
-/// A published row of the first table: the scenario and its seven figures.
-fn first_table() -> Vec<(Scenario, [u64; 7])> {
-    let rows = rows_after("kosum", str::is_empty);
-    assert_eq!(rows.len(), 8, "the first table has 8 rows");
-    rows.into_iter()
-        .map(|row| {
-            let (mode, rest) = row.split_once(", ").expect("a row starts `mode, breaker`");
-            let mut cells = rest.split_whitespace();
-            let rule = match cells.next() {
-                Some("kesicisiz") => Rule::None,
-                Some("kesicili") => lesson::CHOSEN_RULE,
-                other => panic!("unexpected breaker label {other:?}"),
-            };
-            let figures: Vec<u64> = cells.map(count).collect();
-            let figures = figures.try_into().expect("seven figures per row");
-            (Scenario::lesson(mode_named(mode), rule), figures)
-        })
-        .collect()
-}
-
-/// A published row of the second table.
-struct RuleRow {
-    scenario: Scenario,
-    detection_round: Option<u64>,
-    detection_slot_rounds: Option<u64>,
-    openings: u64,
-    valid_rejected: Option<i64>,
-}
-
-fn second_table() -> Vec<RuleRow> {
-    let rows = rows_after("kural", |line| line.starts_with("duyarlilik"));
-    assert_eq!(rows.len(), 12, "the second table has 12 rows");
-    let optional = |cell: &str| (cell != "-").then(|| count(cell));
-    rows.into_iter()
-        .map(|row| {
-            let cells: Vec<&str> = row.split_whitespace().collect();
-            let (rule, rest) = match cells[0] {
-                "ardisik" => (
-                    Rule::Consecutive {
-                        failures: count(cells[1]) as usize,
-                    },
-                    &cells[2..],
-                ),
-                "oran" => {
-                    assert_eq!(cells[2], "/", "a rate rule reads `oran T / W`");
-                    let threshold = cells[1].replace(',', ".").parse().expect("a decimal");
-                    let window = count(cells[3]) as usize;
-                    (Rule::Rate { threshold, window }, &cells[4..])
-                }
-                other => panic!("unexpected rule `{other}`"),
-            };
-            let [mode, round, slot_rounds, openings, lost] = rest else {
-                panic!("unexpected row `{row}`");
-            };
-            RuleRow {
-                scenario: Scenario::lesson(mode_named(mode), rule),
-                detection_round: optional(round),
-                detection_slot_rounds: optional(slot_rounds),
-                openings: count(openings),
-                valid_rejected: (*lost != "-").then(|| lost.parse().expect("a signed count")),
-            }
-        })
-        .collect()
-}
+use published_lesson::PUBLISHED;
 
 fn run(scenario: &Scenario) -> RunCounts {
     model::run(scenario).expect("the breaker takes the lesson's rules")
@@ -120,7 +32,17 @@ fn run(scenario: &Scenario) -> RunCounts {
 
 #[test]
 fn first_table_matches_the_lesson() {
-    let published = first_table();
+    let published: Vec<(Scenario, [u64; 7])> = published_lesson::first_table()
+        .into_iter()
+        .map(|row| {
+            let rule = if row.with_breaker {
+                lesson::CHOSEN_RULE
+            } else {
+                Rule::None
+            };
+            (Scenario::lesson(row.mode, rule), row.figures)
+        })
+        .collect();
     let ours: Vec<Scenario> = lesson::breaker_comparison().collect();
     let published_order: Vec<Scenario> = published.iter().map(|(scenario, _)| *scenario).collect();
     assert_eq!(ours, published_order, "the runs come in the lesson's order");
@@ -147,18 +69,17 @@ fn first_table_matches_the_lesson() {
 
 #[test]
 fn second_table_matches_the_lesson() {
-    let rows = second_table();
+    let rows = published_lesson::second_table();
     let ours: Vec<Scenario> = lesson::rule_comparison().collect();
-    let published_order: Vec<Scenario> = rows.iter().map(|row| row.scenario).collect();
+    let published_order: Vec<Scenario> = rows
+        .iter()
+        .map(|row| Scenario::lesson(row.mode, row.rule))
+        .collect();
     assert_eq!(ours, published_order, "the runs come in the lesson's order");
     let partial_without = run(&Scenario::lesson(Mode::Partial, Rule::None));
     for row in rows {
-        let counts = run(&row.scenario);
-        let what = format!(
-            "{} with rule {}",
-            row.scenario.mode.name(),
-            row.scenario.rule
-        );
+        let counts = run(&Scenario::lesson(row.mode, row.rule));
+        let what = format!("{} with rule {}", row.mode.name(), row.rule);
         assert_eq!(
             counts.detection.map(|detection| detection.round),
             row.detection_round,
@@ -170,7 +91,7 @@ fn second_table_matches_the_lesson() {
             "slot-rounds to detection, {what}"
         );
         assert_eq!(counts.openings, row.openings, "openings, {what}");
-        let valid_rejected = match row.scenario.mode {
+        let valid_rejected = match row.mode {
             Mode::Healthy => Some(counts.event_rejected as i64),
             Mode::Partial => Some(partial_without.event_ok as i64 - counts.event_ok as i64),
             Mode::Slowdown | Mode::Halt => None,

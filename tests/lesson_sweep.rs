@@ -15,8 +15,9 @@ use sweep::frontier::{dominates, pareto_frontier};
 use sweep::recommend::recommend;
 use sweep::{Candidate, Progress};
 
-/// The lesson's printed output, verbatim.
-const PUBLISHED: &str = include_str!("data/lesson_model_output.txt");
+#[allow(dead_code)]
+#[path = "support/published_lesson.rs"]
+mod published_lesson;
 
 // ---- the frontier --------------------------------------------------------------------------
 
@@ -202,84 +203,6 @@ fn the_grid_spans_the_asked_rules_and_holds_the_lessons_three() {
 
 // ---- the lesson's rules in a sweep ---------------------------------------------------------
 
-/// A row of the lesson's second table.
-struct Published {
-    rule: Rule,
-    mode: Mode,
-    detection: Option<(u64, u64)>,
-    openings: u64,
-    lost: Option<i64>,
-}
-
-fn mode_named(name: &str) -> Mode {
-    match name {
-        "saglikli" => Mode::Healthy,
-        "kismi" => Mode::Partial,
-        "yavaslama" => Mode::Slowdown,
-        "durma" => Mode::Halt,
-        _ => panic!("unknown mode `{name}`"),
-    }
-}
-
-fn number(text: &str) -> u64 {
-    text.parse()
-        .unwrap_or_else(|_| panic!("`{text}` is not a count"))
-}
-
-/// The second table: `ardisik 5  <mode> <round> <slot-rounds> <openings> <lost>` and
-/// `oran 0,50 / 20  <mode> ...`, a dash for "none".
-fn second_table() -> Vec<Published> {
-    PUBLISHED
-        .lines()
-        .skip_while(|line| !line.starts_with("kural"))
-        .skip(1)
-        .take_while(|line| !line.starts_with("duyarlilik"))
-        .map(|line| {
-            let cells: Vec<&str> = line.split_whitespace().collect();
-            let (rule, rest) = match cells[0] {
-                "ardisik" => (
-                    Rule::Consecutive {
-                        failures: number(cells[1]) as usize,
-                    },
-                    &cells[2..],
-                ),
-                "oran" => (
-                    Rule::Rate {
-                        threshold: cells[1].replace(',', ".").parse().expect("a decimal"),
-                        window: number(cells[3]) as usize,
-                    },
-                    &cells[4..],
-                ),
-                other => panic!("unexpected rule `{other}`"),
-            };
-            let [mode, round, slot_rounds, openings, lost] = rest else {
-                panic!("unexpected row `{line}`");
-            };
-            Published {
-                rule,
-                mode: mode_named(mode),
-                detection: (*round != "-").then(|| (number(round), number(slot_rounds))),
-                openings: number(openings),
-                lost: (*lost != "-").then(|| lost.parse().expect("a signed count")),
-            }
-        })
-        .collect()
-}
-
-/// The first table's figures for `mode, kesicisiz|kesicili`: tracking no slot and calls made.
-fn first_table(mode: &str, breaker: &str) -> (i64, i64) {
-    let label = format!("{mode}, {breaker}");
-    let line = PUBLISHED
-        .lines()
-        .find(|line| line.starts_with(&label))
-        .unwrap_or_else(|| panic!("no row `{label}`"));
-    let figures: Vec<i64> = line[label.len()..]
-        .split_whitespace()
-        .map(|cell| cell.parse().expect("a count"))
-        .collect();
-    (figures[1], figures[5])
-}
-
 fn lesson_sweep(candidates: &[Candidate]) -> sweep::Sweep {
     let base = Scenario::lesson(Mode::Healthy, Rule::None);
     let progress = Progress::new((candidates.len() as u64 + 1) * 4);
@@ -288,7 +211,7 @@ fn lesson_sweep(candidates: &[Candidate]) -> sweep::Sweep {
 
 #[test]
 fn the_lessons_rules_come_out_of_a_sweep_with_the_lessons_numbers() {
-    let published = second_table();
+    let published = published_lesson::second_table();
     assert_eq!(published.len(), 12, "three rules in four modes");
     let mut lesson_rules: Vec<Rule> = Vec::new();
     for row in &published {
@@ -337,19 +260,23 @@ fn the_lessons_rules_come_out_of_a_sweep_with_the_lessons_numbers() {
         match row.mode {
             Mode::Healthy => {
                 assert_eq!(figures.healthy_openings, row.openings, "{what}");
-                assert_eq!(Some(figures.healthy_rejected as i64), row.lost, "{what}");
+                assert_eq!(
+                    Some(figures.healthy_rejected as i64),
+                    row.valid_rejected,
+                    "{what}"
+                );
             }
             Mode::Partial => {
                 assert_eq!(figures.partial_openings, row.openings, "{what}");
-                assert_eq!(Some(figures.partial_lost), row.lost, "{what}");
+                assert_eq!(Some(figures.partial_lost), row.valid_rejected, "{what}");
             }
             Mode::Slowdown => {
                 assert_eq!(figures.slowdown.openings, row.openings, "{what}");
-                assert_eq!(detection(&figures.slowdown), row.detection, "{what}");
+                assert_eq!(detection(&figures.slowdown), row.detection(), "{what}");
             }
             Mode::Halt => {
                 assert_eq!(figures.halt.openings, row.openings, "{what}");
-                assert_eq!(detection(&figures.halt), row.detection, "{what}");
+                assert_eq!(detection(&figures.halt), row.detection(), "{what}");
             }
         }
     }
@@ -360,15 +287,20 @@ fn the_lessons_rules_come_out_of_a_sweep_with_the_lessons_numbers() {
         .iter()
         .find(|figures| figures.candidate.rule.to_string() == "rate:0.5/20")
         .expect("the chosen rule is in the sweep");
-    let (no_slot_without, calls_without) = first_table("yavaslama", "kesicisiz");
-    let (no_slot_with, calls_with) = first_table("yavaslama", "kesicili");
+    // Tracking queries with no slot, and calls to the dependency.
+    let no_slot_and_calls = |mode: Mode, with_breaker: bool| {
+        let figures = published_lesson::first_table_row(mode, with_breaker).figures;
+        (figures[1] as i64, figures[5] as i64)
+    };
+    let (no_slot_without, calls_without) = no_slot_and_calls(Mode::Slowdown, false);
+    let (no_slot_with, calls_with) = no_slot_and_calls(Mode::Slowdown, true);
     assert_eq!(chosen.slowdown.calls_saved, calls_without - calls_with);
     assert_eq!(
         chosen.slowdown.tracking_rescued,
         no_slot_without - no_slot_with
     );
-    let (_, halt_calls_without) = first_table("durma", "kesicisiz");
-    let (_, halt_calls_with) = first_table("durma", "kesicili");
+    let (_, halt_calls_without) = no_slot_and_calls(Mode::Halt, false);
+    let (_, halt_calls_with) = no_slot_and_calls(Mode::Halt, true);
     assert_eq!(
         chosen.halt.calls_saved,
         halt_calls_without - halt_calls_with
@@ -402,12 +334,12 @@ fn the_report_and_json_carry_the_lessons_rows_a_frontier_and_a_recommendation() 
 
     // The chosen rule's row: its slowdown detection (round 9, 220 slot-rounds) and halt
     // detection (round 9, 30), as the second table prints them.
-    let published = second_table();
+    let published = published_lesson::second_table();
     let expect = |mode: Mode| {
         published
             .iter()
             .find(|row| row.rule.to_string() == "rate:0.5/20" && row.mode == mode)
-            .and_then(|row| row.detection)
+            .and_then(|row| row.detection())
             .expect("detected in the lesson")
     };
     let row: Vec<&str> = text
