@@ -15,6 +15,22 @@ fn parse(args: &[&str]) -> Result<Command, String> {
     cli::parse(args.iter().map(|arg| arg.to_string()))
 }
 
+/// Each argument list is refused with one line that names the flag (or word) given with it.
+fn assert_refused_naming(cases: Vec<(Vec<&str>, &str)>) {
+    for (args, flag) in cases {
+        match parse(&args) {
+            Ok(command) => panic!("{args:?} parsed as {command:?}"),
+            Err(message) => {
+                assert!(
+                    message.contains(flag),
+                    "{args:?}: `{message}` does not name {flag}"
+                );
+                assert!(!message.contains('\n'), "{args:?}: `{message}` is one line");
+            }
+        }
+    }
+}
+
 #[test]
 fn no_flags_print_the_lesson() {
     assert_eq!(parse(&[]), Ok(Command::Lesson(Output::Tables)));
@@ -137,18 +153,7 @@ fn bad_input_is_an_error_naming_the_flag() {
         (vec!["-x"], "-x"),
         (vec!["stray"], "stray"),
     ];
-    for (args, flag) in cases {
-        match parse(&args) {
-            Ok(command) => panic!("{args:?} parsed as {command:?}"),
-            Err(message) => {
-                assert!(
-                    message.contains(flag),
-                    "{args:?}: `{message}` does not name {flag}"
-                );
-                assert!(!message.contains('\n'), "{args:?}: `{message}` is one line");
-            }
-        }
-    }
+    assert_refused_naming(cases);
 }
 
 #[test]
@@ -248,16 +253,5 @@ fn new_flags_with_bad_input_are_errors_naming_the_flag() {
         (vec!["--json", "sweep"], "sweep"),
         (sweep(&["--seed", "-3"]), "--seed"),
     ];
-    for (args, flag) in cases {
-        match parse(&args) {
-            Ok(command) => panic!("{args:?} parsed as {command:?}"),
-            Err(message) => {
-                assert!(
-                    message.contains(flag),
-                    "{args:?}: `{message}` does not name {flag}"
-                );
-                assert!(!message.contains('\n'), "{args:?}: `{message}` is one line");
-            }
-        }
-    }
+    assert_refused_naming(cases);
 }
