@@ -223,15 +223,7 @@ impl Window {
             if let LocalStripe::Owned(stripe) = local {
                 let (g, count) = stripe_count(stripe.window_successes.load(Ordering::Relaxed));
                 if g == generation {
-                    let count = count.wrapping_add(1);
-                    // Only the owner writes this stripe; relaxed is enough, see point 1 above.
-                    stripe
-                        .window_successes
-                        .store(pack_stripe_count(generation, count), Ordering::Relaxed);
-                    let recheck_at = stripe.recheck_at.load(Ordering::Relaxed) as u32;
-                    if count.wrapping_sub(recheck_at) as i32 >= 0 {
-                        self.forget_if_aged(generation, stripes, stripe, count);
-                    }
+                    self.store_aging_count(generation, stripes, stripe, count.wrapping_add(1));
                     return Judgement::Keep;
                 }
             }
@@ -318,7 +310,7 @@ impl Window {
     /// Counts a success that ages the window's failures, and every so often checks whether
     /// they are all forgotten.
     fn count_aging_success(&self, generation: u32, stripes: &Stripes, local: LocalStripe<'_>) {
-        let (stripe, count) = match local {
+        match local {
             LocalStripe::Owned(stripe) => {
                 let (g, count) = stripe_count(stripe.window_successes.load(Ordering::Relaxed));
                 let count = if g == generation {
@@ -329,17 +321,30 @@ impl Window {
                 } else {
                     return; // this stripe already counts a later generation: ours is over
                 };
-                // Only the owner writes this stripe; relaxed is enough, see point 1 above.
-                stripe
-                    .window_successes
-                    .store(pack_stripe_count(generation, count), Ordering::Relaxed);
-                (stripe, count)
+                self.store_aging_count(generation, stripes, stripe, count);
             }
-            LocalStripe::Shared(stripe) => match Self::add_shared_success(stripe, generation) {
-                Some(before) => (stripe, before.wrapping_add(1)),
-                None => return,
-            },
-        };
+            LocalStripe::Shared(stripe) => {
+                if let Some(before) = Self::add_shared_success(stripe, generation) {
+                    self.recheck_if_due(generation, stripes, stripe, before.wrapping_add(1));
+                }
+            }
+        }
+    }
+
+    /// Stores `count` as this thread's own stripe's count of `generation`, then rechecks if
+    /// it is due. Only the owner writes this stripe; relaxed is enough, see point 1 above.
+    #[inline(always)]
+    fn store_aging_count(&self, generation: u32, stripes: &Stripes, stripe: &Stripe, count: u32) {
+        stripe
+            .window_successes
+            .store(pack_stripe_count(generation, count), Ordering::Relaxed);
+        self.recheck_if_due(generation, stripes, stripe, count);
+    }
+
+    /// Asks whether the window can forget its failures once `stripe`'s count reaches the point
+    /// it was told to look again at.
+    #[inline(always)]
+    fn recheck_if_due(&self, generation: u32, stripes: &Stripes, stripe: &Stripe, count: u32) {
         let recheck_at = stripe.recheck_at.load(Ordering::Relaxed) as u32;
         if count.wrapping_sub(recheck_at) as i32 >= 0 {
             self.forget_if_aged(generation, stripes, stripe, count);
