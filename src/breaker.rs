@@ -151,11 +151,10 @@ impl<C: Clock> Breaker<C> {
     /// [`try_acquire`](Breaker::try_acquire) without counting a rejection: for callers that
     /// wait and try again, and count only the rejection they give up on.
     pub(crate) fn acquire_uncounted(&self) -> Result<Permit<'_, C>, Rejected> {
-        let word = StateWord(self.control.state.load(Ordering::Acquire));
-        if word.is_closed_and_uncounted() {
-            return Ok(Permit::new(self, word.generation(), PermitKind::Closed));
+        match self.try_acquire_healthy() {
+            Ok(permit) => Ok(permit),
+            Err(word) => self.acquire_unless_closed(word),
         }
-        self.acquire_unless_closed(word)
     }
 
     #[inline]
