@@ -13,7 +13,7 @@ use crate::open_deadline::OpenDeadline;
 use crate::permit::{Outcome, OwnedPermit, Permit, PermitKind, Rejected};
 use crate::state::{State, StateWord};
 use crate::stripes::{Counter, LocalStripe, Stripes};
-use crate::sync::{AtomicU64, Backoff, CachePadded, Ordering, Swappable};
+use crate::sync::{AtomicU64, Backoff, CachePadded, Ordering, Swappable, fence};
 use crate::wait::Waiters;
 use crate::window::{Judgement, TripCause, Window};
 
@@ -342,7 +342,7 @@ impl<C: Clock> Breaker<C> {
                 match kind {
                     PermitKind::Closed | PermitKind::ClosedCounted => {
                         let judged = self.window.record_failure(
-                            &self.settings(),
+                            &self.settings,
                             generation,
                             &self.stripes,
                             || self.is_closed_in(generation),
@@ -700,7 +700,18 @@ impl<C: Clock> Breaker<C> {
             ));
         }
         self.settings.store(settings);
-        self.window.apply(&settings);
+        // The window keeps its own copy of the rules. Two reconfigurations may race: each
+        // copies what it finds stored, until it finds the same stored after its copy, so that
+        // the copy agrees with the settings once both are done (`window/mod.rs`, point 6).
+        loop {
+            fence(Ordering::SeqCst);
+            let stored = Settings::clone(&self.settings.load());
+            self.window.apply(&stored);
+            fence(Ordering::SeqCst);
+            if Settings::clone(&self.settings.load()) == stored {
+                break;
+            }
+        }
         self.set_counting(config.count_successes);
         Ok(())
     }

@@ -262,12 +262,6 @@ impl Settings {
         crate::clock::saturating_nanos(self.open_duration)
     }
 
-    /// Successes that must follow the newest failure before no rule can see it any more: the
-    /// rate window must have moved past it, and a consecutive run must have been broken.
-    pub(crate) fn successes_to_forget_failures(&self) -> u32 {
-        self.failure_rate.map_or(1, |rate| rate.window.max(1))
-    }
-
     /// Failure records a rule may look back over: the most failures the rate window can hold,
     /// or the run length.
     pub(crate) fn failure_records_needed(&self) -> usize {

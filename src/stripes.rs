@@ -245,6 +245,11 @@ impl Stripes {
             .fold(0, u64::wrapping_add)
     }
 
+    /// The stripes owned by thread slots, without the shared one.
+    pub(crate) fn owned(&self) -> impl Iterator<Item = &Stripe> {
+        self.owned.iter().map(|padded| &**padded)
+    }
+
     pub(crate) fn all(&self) -> impl Iterator<Item = &Stripe> {
         self.owned
             .iter()

@@ -64,3 +64,95 @@ fn switching_counting_on_races_a_closing_probe() {
         assert_eq!(breaker.metrics().successes, Some(before + 1));
     });
 }
+
+/// A failure races a reconfiguration that lengthens the run rule from 3 to 5, after two
+/// failures.
+///
+/// The window judges a full window by its own copy of the rules, one word that the
+/// reconfiguration stores after the settings. Checks that the racing failure (the third of
+/// the run) judges by one of the two rules: it trips the breaker only if it read the old
+/// length, and if it did not, the copy is the new one from then on, so a fourth failure does
+/// not trip either and a fifth does.
+///
+/// Catches: a reconfiguration that does not update the window's copy (the fourth failure
+/// trips by the old rule, or the third's judgement is not the old rule's either way).
+#[test]
+fn a_failure_races_a_longer_run_rule() {
+    check_each_order(2, 2, |order| {
+        // Built for runs of up to 8 (the ring of failure records is sized then), then set to 3.
+        let (breaker, _clock) = small(|b| b.consecutive_failures(8));
+        let three = Config {
+            consecutive_failures: Some(3),
+            ..breaker.config()
+        };
+        breaker.reconfigure(three).unwrap();
+        for _ in 0..2 {
+            breaker.try_acquire().unwrap().failure();
+        }
+        let failer: Role<bool> = {
+            let breaker = breaker.clone();
+            Box::new(move || {
+                let permit = breaker.try_acquire().expect("closed: two failures of three");
+                permit.failure();
+                breaker.state() == State::Open
+            })
+        };
+        let reconfigurer: Role<bool> = {
+            let breaker = breaker.clone();
+            Box::new(move || {
+                let config = Config {
+                    consecutive_failures: Some(5),
+                    ..breaker.config()
+                };
+                breaker.reconfigure(config).unwrap();
+                false
+            })
+        };
+        let tripped = spawn_in(order, vec![failer, reconfigurer])[0];
+        if tripped {
+            assert_eq!(breaker.metrics().openings, 1);
+            return;
+        }
+        // The third failure read the new rule; so does every failure from now on.
+        breaker.try_acquire().unwrap().failure();
+        assert_eq!(breaker.state(), State::Closed, "four failures of a run of five");
+        breaker.try_acquire().unwrap().failure();
+        assert_eq!(breaker.state(), State::Open, "five failures of a run of five");
+    });
+}
+
+/// Two reconfigurations race: one sets a run rule of 3, the other of 5.
+///
+/// Each stores its settings and then the window's copy of the rules; the copy is stored
+/// again until the settings it was taken from are still the stored ones. Checks that the
+/// window ends up judging by the settings that ended up stored: the breaker trips at exactly
+/// the run its configuration names.
+///
+/// Catches: a reconfiguration that copies its own settings into the window once (the copy of
+/// the first to store can land last, and the breaker then trips at the other run), and one
+/// without the fence between its copy and its second load (that load may miss the other's
+/// settings; loom explores this because it models SeqCst fences, while it treats SeqCst loads
+/// and stores as acquire and release).
+#[test]
+fn racing_reconfigurations_leave_the_stored_rules() {
+    check_each_order(2, 2, |order| {
+        let (breaker, _clock) = small(|b| b.consecutive_failures(8));
+        let setter = |run: usize| -> Role<()> {
+            let breaker = breaker.clone();
+            Box::new(move || {
+                let config = Config {
+                    consecutive_failures: Some(run),
+                    ..breaker.config()
+                };
+                breaker.reconfigure(config).unwrap();
+            })
+        };
+        spawn_in(order, vec![setter(3), setter(5)]);
+        let run = breaker.config().consecutive_failures.expect("a run rule");
+        for failure in 1..=run {
+            assert_eq!(breaker.state(), State::Closed, "after {} of {run}", failure - 1);
+            breaker.try_acquire().unwrap().failure();
+        }
+        assert_eq!(breaker.state(), State::Open, "{run} failures of a run of {run}");
+    });
+}

@@ -48,15 +48,30 @@
 //!    newer is never decided by comparing the 14-bit tags, which wrap: a thread that stalls
 //!    for 2^13 transitions between its check and its CAS then fails its CAS, and a window left
 //!    behind by any older generation can always be cleared.
+//! 6. *The rules* (`rules.rs`) are one word, so a judgement uses one version of them whole;
+//!    relaxed loads suffice, as they carry only numbers, and a judgement racing a
+//!    reconfiguration may use either version, as it may load either set of settings. Two
+//!    reconfigurations may race, though, and the copy must end up agreeing with the settings
+//!    stored last. Each stores its settings, then repeats: SeqCst fence `F1`, load the
+//!    settings, store their copy `W`, SeqCst fence `F2`, load the settings again, until the
+//!    second load finds what the first did. Let `W` of reconfiguration `A` be last in the
+//!    copy's modification order, taken from settings `s`, and let `R` be the reconfiguration
+//!    whose settings store `S` is last (if `R` is `A`, both of `A`'s loads follow `S` and see
+//!    it). `R`'s last round stores a copy after its `F1`, and `S` precedes that `F1`. If
+//!    `A`'s `F2` preceded `R`'s `F1` in the fences' total order, `R`'s copy would come after
+//!    `A`'s `W`; so `R`'s `F1` precedes `A`'s `F2`, `A`'s second load sees `S`, and `A`
+//!    stopped only because `s` is `S`.
 
 mod ring;
+mod rules;
 mod word;
 
 use crate::config::{FailureRate, Settings};
 use crate::stripes::{LocalStripe, Stripe, Stripes};
-use crate::sync::{AtomicU32, AtomicU64, Backoff, CachePadded, Ordering, Swappable};
+use crate::sync::{AtomicU64, Backoff, CachePadded, Ordering, Swappable};
 
 use ring::FailureRing;
+use rules::Rules;
 use word::{Mode, WindowWord, generation_tag};
 
 /// Which rule tripped the breaker.
@@ -103,11 +118,10 @@ pub(crate) struct WindowSnapshot {
 pub(crate) struct Window {
     word: CachePadded<AtomicU64>,
     ring: FailureRing,
-    /// Successes after the newest failure that make every rule forget it: the one setting the
-    /// aging successes need, kept here so that they never load the settings (an arc-swap load
-    /// is two atomic read-modify-writes). Relaxed: a reconfiguration racing a forget check may
-    /// see either value, as it may see either set of settings.
-    forget_after: AtomicU32,
+    /// The rules a full window judges by, packed (`rules.rs`): what failures and aging
+    /// successes need, kept here so that they never load the settings (an arc-swap load is two
+    /// atomic read-modify-writes). Point 6 above.
+    rules: AtomicU64,
 }
 
 /// A stripe's window count: generation (high 32 bits) and successes (low 32).
@@ -130,14 +144,21 @@ impl Window {
         Window {
             word: CachePadded::new(AtomicU64::new(Self::empty(settings, generation).0)),
             ring: FailureRing::new(capacity),
-            forget_after: AtomicU32::new(settings.successes_to_forget_failures()),
+            rules: AtomicU64::new(Rules::of(settings).pack()),
         }
     }
 
-    /// Takes the part of new settings the window keeps for itself; see `forget_after`.
+    /// Takes the part of new settings the window keeps for itself: its rules. Relaxed: the
+    /// reconfiguration orders it with fences (point 6 above).
     pub(crate) fn apply(&self, settings: &Settings) {
-        self.forget_after
-            .store(settings.successes_to_forget_failures(), Ordering::Relaxed);
+        self.rules
+            .store(Rules::of(settings).pack(), Ordering::Relaxed);
+    }
+
+    /// The rules a full window judges by; relaxed (point 6 above).
+    #[inline(always)]
+    fn rules(&self) -> Rules {
+        Rules::unpack(self.rules.load(Ordering::Relaxed))
     }
 
     /// Whether `settings` can be applied to this window: its rules must not look back over
@@ -157,7 +178,11 @@ impl Window {
     }
 
     fn empty_mode(settings: &Settings) -> Mode {
-        if settings.failure_rate.is_some() {
+        Self::empty_mode_for(Rules::of(settings))
+    }
+
+    fn empty_mode_for(rules: Rules) -> Mode {
+        if rules.window.is_some() {
             Mode::Filling
         } else {
             Mode::Clean
@@ -296,15 +321,18 @@ impl Window {
 
     /// Successes counted in this generation, over all stripes (modulo 2^32).
     fn successes(&self, generation: u32, stripes: &Stripes) -> u32 {
-        stripes
-            .all()
-            .map(
-                |stripe| match stripe_count(stripe.window_successes.load(Ordering::Relaxed)) {
-                    (g, count) if g == generation => count,
-                    _ => 0,
-                },
-            )
-            .fold(0, u32::wrapping_add)
+        let count =
+            |stripe: &Stripe| match stripe_count(stripe.window_successes.load(Ordering::Relaxed)) {
+                (g, count) if g == generation => count,
+                _ => 0,
+            };
+        // A plain loop over the owned stripes: the failure path's one pass over shared memory,
+        // kept free of iterator adapters.
+        let mut total = count(stripes.shared());
+        for stripe in stripes.owned() {
+            total = total.wrapping_add(count(stripe));
+        }
+        total
     }
 
     /// Counts a success that ages the window's failures, and every so often checks whether
@@ -388,7 +416,7 @@ impl Window {
         stripe_count: u32,
     ) {
         let tag = generation_tag(generation);
-        let forget_after = self.forget_after.load(Ordering::Relaxed);
+        let forget_after = self.rules().forget_after();
         loop {
             // The word first, then the count: point 3 above.
             let raw = self.word.load(Ordering::Acquire);
@@ -475,7 +503,7 @@ impl Window {
             || self
                 .successes(generation, stripes)
                 .wrapping_sub(word.successes_before_newest())
-                >= self.forget_after.load(Ordering::Relaxed);
+                >= self.rules().forget_after();
         word.with_mode(if aged { Mode::Clean } else { Mode::Dirty })
     }
 
@@ -534,9 +562,12 @@ impl Window {
     }
 
     /// Records a failure of closed `generation` and judges it.
+    ///
+    /// A full window judges by its own copy of the rules, one load; only a filling window,
+    /// whose judgement needs the rate's threshold, loads the settings.
     pub(crate) fn record_failure(
         &self,
-        settings: &Settings,
+        settings: &Swappable<Settings>,
         generation: u32,
         stripes: &Stripes,
         is_current: impl Fn() -> bool,
@@ -544,8 +575,9 @@ impl Window {
         let tag = generation_tag(generation);
         let backoff = Backoff::new();
         loop {
-            let Some(word) = self.word_for(generation, &|| Self::empty_mode(settings), &is_current)
-            else {
+            let rules = self.rules();
+            let empty_mode = || Self::empty_mode_for(rules);
+            let Some(word) = self.word_for(generation, &empty_mode, &is_current) else {
                 return Judgement::Stale;
             };
             let raw = word.0;
@@ -572,9 +604,17 @@ impl Window {
             }
             let number = word.failures();
             let filling = word.mode() == Mode::Filling;
+            // While the window fills, every rule comes from the settings, the threshold with
+            // the rest: one version of the settings judges.
+            let (rules, filling_rate) = if filling {
+                let loaded = settings.load();
+                (Rules::of(&loaded), loaded.failure_rate)
+            } else {
+                (rules, None)
+            };
             let outcomes = successes.wrapping_add(u32::from(number)).wrapping_add(1);
-            let mode = match settings.failure_rate {
-                Some(rate) if filling && outcomes < rate.window => Mode::Filling,
+            let mode = match filling_rate {
+                Some(rate) if outcomes < rate.window => Mode::Filling,
                 _ => Mode::Dirty,
             };
             let next = word.with_failure(successes, mode);
@@ -587,16 +627,17 @@ impl Window {
                 continue;
             }
             let judged = self.judge_failure(
-                settings,
+                rules,
                 tag,
                 word,
                 number,
                 successes,
-                filling.then_some(outcomes),
+                filling_rate.map(|rate| (rate, outcomes)),
             );
-            if judged == Judgement::Keep && filling && mode == Mode::Dirty {
-                // This failure filled the window; the judgement at the minimum is ours to make.
-                if let Some(rate) = settings.failure_rate {
+            if judged == Judgement::Keep && mode == Mode::Dirty {
+                if let Some(rate) = filling_rate {
+                    // This failure filled the window; the judgement at the minimum is ours to
+                    // make.
                     return self.judge_minimum_calls(tag, next, rate);
                 }
             }
@@ -605,18 +646,18 @@ impl Window {
     }
 
     /// Whether failure `number`, recorded after `successes` successes, meets a rule. `before`
-    /// is the window word it replaced; `outcomes` the calls recorded so far in this generation
-    /// if the window was still filling (once full, at least the window's size).
+    /// is the window word it replaced; `filling` the rate rule and the calls recorded so far in
+    /// this generation if the window was still filling (once full, at least the window's size).
     fn judge_failure(
         &self,
-        settings: &Settings,
+        rules: Rules,
         tag: u32,
         before: WindowWord,
         number: u16,
         successes: u32,
-        outcomes: Option<u32>,
+        filling: Option<(FailureRate, u32)>,
     ) -> Judgement {
-        if let Some(run) = settings.consecutive_failures {
+        if let Some(run) = rules.run {
             if self.run_reaches(tag, before, number, successes, run) {
                 return Judgement::Trip(TripCause {
                     rule: TripRule::ConsecutiveFailures,
@@ -625,11 +666,11 @@ impl Window {
                 });
             }
         }
-        let Some(rate) = settings.failure_rate else {
+        let Some(window) = rules.window else {
             return Judgement::Keep;
         };
-        match outcomes {
-            Some(outcomes) if outcomes <= rate.window => {
+        match filling {
+            Some((rate, outcomes)) if outcomes <= rate.window => {
                 // Every failure of the generation is still in the window.
                 let failures = u32::from(number) + 1;
                 if outcomes >= rate.minimum_calls && failures >= rate.failures_needed(outcomes) {
@@ -645,7 +686,7 @@ impl Window {
                 // Positions grow with the failure number, so at least `needed` failures are in
                 // view exactly when the one `needed - 1` back is: one record to read, however
                 // many failures the window holds. The count is taken only for the event.
-                let needed = settings.failures_to_trip_full;
+                let needed = rules.failures_to_trip_full;
                 let back = (needed - 1) as u16;
                 let earliest_in_view = back == 0
                     || self
@@ -654,21 +695,15 @@ impl Window {
                             successes
                                 .wrapping_sub(earlier)
                                 .wrapping_add(u32::from(back))
-                                < rate.window
+                                < window
                         });
                 if earliest_in_view {
-                    let failures = self.failures_in_view(
-                        tag,
-                        before,
-                        number,
-                        successes,
-                        rate.window,
-                        u32::MAX,
-                    );
+                    let failures =
+                        self.failures_in_view(tag, before, number, successes, window, u32::MAX);
                     return Judgement::Trip(TripCause {
                         rule: TripRule::FailureRate,
                         failures,
-                        calls: rate.window,
+                        calls: window,
                     });
                 }
                 Judgement::Keep
@@ -838,7 +873,7 @@ mod tests {
         let (window, stripes, settings) = window_of_four();
         window.begin(&settings, 100, || true); // the window of a generation long gone
         // Generation 10_000 is current: recording in it clears the window rather than spin.
-        let judged = window.record_failure(&settings, 10_000, &stripes, || true);
+        let judged = window.record_failure(&Swappable::new(settings), 10_000, &stripes, || true);
         assert_eq!(judged, Judgement::Keep);
         assert_eq!(tag_now(&window), generation_tag(10_000));
         assert_eq!(window.snapshot(&settings, 10_000, &stripes).failures, 1);
