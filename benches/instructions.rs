@@ -5,8 +5,9 @@
 //! instructions PATH CALLS
 //! ```
 //!
-//! PATH is one of `bare`, `healthy`, `lesson20`, `lesson100`, `rejection` (the paths (a), (b)
-//! and (c) of `benches/overhead`, single-threaded, with the same settings). Each path is set up
+//! PATH is one of `bare`, `healthy`, `lesson20`, `lesson100`, `rejection`, `failure_run`,
+//! `failure_rate20` (the paths (a), (b), (c) and (d) of `benches/overhead`, single-threaded,
+//! with the same settings). Each path is set up
 //! and warmed up first, then run by a function whose name starts with `measured_`: callgrind
 //! collects only inside it (`--toggle-collect`), so set-up, the clock's calibration and the
 //! thread's first call do not count. Nothing here is timed.
@@ -69,6 +70,39 @@ fn measured_rejection(breaker: &Breaker, calls: u64) {
     }
 }
 
+/// A failing call every time except every `success_every`-th: the (d) paths of
+/// `benches/overhead` (`failure_breakers` there), with the same countdown.
+#[inline(never)]
+fn measured_failure(breaker: &Breaker, success_every: u32, calls: u64) {
+    let mut until_success = success_every;
+    for _ in 0..calls {
+        until_success -= 1;
+        let fails = until_success != 0;
+        if !fails {
+            until_success = success_every;
+        }
+        black_box(run(
+            breaker,
+            || {
+                if fails { Err(black_box(2)) } else { Ok(1) }
+            },
+        ));
+    }
+}
+
+fn failure(breaker: Breaker, success_every: u32, calls: u64) {
+    // The thread's first failure claims its stripe and publishes the first record: not timed.
+    for _ in 0..u64::from(success_every) * 10 {
+        let _ = breaker.call(|| -> Reply { Err(2) });
+        let _ = breaker.call(|| -> Reply { Ok(1) });
+    }
+    measured_failure(&breaker, success_every, calls);
+    assert!(
+        breaker.try_acquire().is_ok(),
+        "these failures must not trip it"
+    );
+}
+
 fn lesson(window: usize, calls: u64) {
     let breaker = breaker(window);
     let mut day = LessonDay::new(0);
@@ -92,7 +126,9 @@ fn main() {
         [path, calls] => (*path, calls.parse::<u64>().expect("CALLS is a number")),
         [] => return, // `cargo bench` with no arguments: nothing to count
         _ => {
-            eprintln!("usage: instructions bare|healthy|lesson20|lesson100|rejection CALLS");
+            eprintln!(
+                "usage: instructions bare|healthy|lesson20|lesson100|rejection|failure_run|failure_rate20 CALLS"
+            );
             std::process::exit(2);
         }
     };
@@ -108,6 +144,20 @@ fn main() {
             measured_healthy(&breaker, calls);
         }
         "lesson20" => lesson(20, calls),
+        "failure_run" => {
+            let breaker = Breaker::builder()
+                .consecutive_failures(1001)
+                .build()
+                .expect("valid settings");
+            failure(breaker, 1000, calls);
+        }
+        "failure_rate20" => {
+            let breaker = Breaker::builder()
+                .failure_rate(1.0, 20)
+                .build()
+                .expect("valid settings");
+            failure(breaker, 10, calls);
+        }
         "lesson100" => lesson(100, calls),
         "rejection" => {
             let breaker = breaker(20);
