@@ -1,0 +1,179 @@
+//! Where the two-thread time of a day with scattered failures goes: who pays, the thread that
+//! fails or the one that only succeeds, and what one cache-line transfer costs here.
+//!
+//! ```sh
+//! cargo bench --bench contention
+//! ```
+//!
+//! Not criterion: each thread times its own calls, so the failing and the succeeding thread
+//! are told apart, and the scenarios run in rounds, one after another, so that each round sees
+//! the machine in the same mood; the medians over the rounds are printed. Every call is
+//! `Breaker::call` on a rate rule of half of the last 20 or 100 calls; a failing thread fails
+//! every 40th of its calls (the lesson's 2.5 %).
+
+use std::hint::black_box;
+use std::sync::Barrier;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use crossbeam_utils::CachePadded;
+use hotbreaker::Breaker;
+
+const ROUNDS: usize = 5;
+const CALLS: u64 = 5_000_000;
+const FAIL_EVERY: u32 = 40;
+
+/// Who fails, and whether the two threads share one breaker.
+struct Scenario {
+    name: &'static str,
+    shared: bool,
+    /// Whether each thread fails every `FAIL_EVERY`th call.
+    fails: [bool; 2],
+}
+
+const SCENARIOS: [Scenario; 5] = [
+    Scenario {
+        name: "one breaker, both fail",
+        shared: true,
+        fails: [true, true],
+    },
+    Scenario {
+        name: "a breaker each, both fail",
+        shared: false,
+        fails: [true, true],
+    },
+    Scenario {
+        name: "one breaker, only thread 0 fails",
+        shared: true,
+        fails: [true, false],
+    },
+    Scenario {
+        name: "a breaker each, only thread 0 fails",
+        shared: false,
+        fails: [true, false],
+    },
+    Scenario {
+        name: "one breaker, no failures",
+        shared: true,
+        fails: [false, false],
+    },
+];
+
+fn breaker(window: usize) -> Breaker {
+    Breaker::builder()
+        .failure_rate(0.5, window)
+        .build()
+        .expect("valid settings")
+}
+
+/// Nanoseconds per call of each thread.
+fn run(scenario: &Scenario, window: usize) -> [f64; 2] {
+    let breakers = [breaker(window), breaker(window)];
+    let barrier = Barrier::new(2);
+    let times = std::thread::scope(|scope| {
+        let handles = [0, 1].map(|thread| {
+            let breaker = &breakers[if scenario.shared { 0 } else { thread }];
+            let fails = scenario.fails[thread];
+            let barrier = &barrier;
+            scope.spawn(move || {
+                // The thread's first call claims its stripe; not timed.
+                let _ = breaker.call(|| Ok::<u64, u64>(1));
+                barrier.wait();
+                // Half a period apart, as two threads of one service would be.
+                let mut until_failure = FAIL_EVERY - thread as u32 * FAIL_EVERY / 2;
+                let start = Instant::now();
+                for _ in 0..CALLS {
+                    until_failure -= 1;
+                    let fail = fails && until_failure == 0;
+                    if until_failure == 0 {
+                        until_failure = FAIL_EVERY;
+                    }
+                    let _ = black_box(breaker.call(|| {
+                        if fail {
+                            Err(black_box(2u64))
+                        } else {
+                            Ok(black_box(1u64))
+                        }
+                    }));
+                }
+                start.elapsed().as_nanos() as f64 / CALLS as f64
+            })
+        });
+        handles.map(|handle| handle.join().expect("bench thread panicked"))
+    });
+    for breaker in &breakers {
+        assert!(breaker.try_acquire().is_ok(), "2.5 % must not trip it");
+    }
+    times
+}
+
+/// One-way cache-line transfer between the two threads, in ns: half a ping-pong round trip.
+fn transfer() -> f64 {
+    const TRIPS: u64 = 1_000_000;
+    let ball = CachePadded::new(AtomicU64::new(0));
+    let elapsed = std::thread::scope(|scope| {
+        scope.spawn(|| {
+            for trip in 0..TRIPS {
+                while ball.load(Ordering::Acquire) != 2 * trip + 1 {
+                    std::hint::spin_loop();
+                }
+                ball.store(2 * trip + 2, Ordering::Release);
+            }
+        });
+        let start = Instant::now();
+        for trip in 0..TRIPS {
+            ball.store(2 * trip + 1, Ordering::Release);
+            while ball.load(Ordering::Acquire) != 2 * trip + 2 {
+                std::hint::spin_loop();
+            }
+        }
+        start.elapsed()
+    });
+    elapsed.as_nanos() as f64 / TRIPS as f64 / 2.0
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; `cargo test --benches` passes nothing we run for.
+    if !std::env::args().any(|arg| arg == "--bench") {
+        return;
+    }
+    let windows = [20, 100];
+    let mut results = vec![[Vec::new(), Vec::new()]; SCENARIOS.len() * windows.len()];
+    let mut transfers = Vec::new();
+    for _ in 0..ROUNDS {
+        transfers.push(transfer());
+        for (w, &window) in windows.iter().enumerate() {
+            for (s, scenario) in SCENARIOS.iter().enumerate() {
+                let [t0, t1] = run(scenario, window);
+                let slot = &mut results[w * SCENARIOS.len() + s];
+                slot[0].push(t0);
+                slot[1].push(t1);
+            }
+        }
+    }
+    println!("ns per call of each thread, median of {ROUNDS} rounds of {CALLS} calls each");
+    println!();
+    println!("| window | scenario | thread 0 | thread 1 |");
+    println!("|---:|---|---:|---:|");
+    for (w, &window) in windows.iter().enumerate() {
+        for (s, scenario) in SCENARIOS.iter().enumerate() {
+            let [t0, t1] = results[w * SCENARIOS.len() + s].clone();
+            println!(
+                "| {window} | {} | {:.2} | {:.2} |",
+                scenario.name,
+                median(t0),
+                median(t1)
+            );
+        }
+    }
+    println!();
+    println!(
+        "one-way cache-line transfer between the threads: {:.1} ns (median of {ROUNDS})",
+        median(transfers)
+    );
+}
