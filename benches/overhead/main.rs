@@ -14,13 +14,17 @@
 //!   clock read and `Instant::now`;
 //! - `failure` (hotbreaker only): recording failures in a closed breaker;
 //! - `probe` (hotbreaker only, manual clock): open period ends, a probe passes and closes the
-//!   breaker, a failure trips it again.
+//!   breaker, a failure trips it again;
+//! - `paired` (not criterion, see `paired.rs`): the differences of goals (a) and (c), each path
+//!   and its baseline in alternating blocks. Runs when no filter is given, or when a filter is
+//!   part of `paired`.
 //!
 //! Timings are printed, never asserted: CI only compiles this file.
 
 mod calls;
 mod contended;
 mod contenders;
+mod paired;
 mod report;
 mod scenarios;
 
@@ -43,5 +47,40 @@ fn main() {
     scenarios::failure(&mut criterion);
     scenarios::probe(&mut criterion);
     criterion.final_summary();
-    report::print(started);
+    let pairs = if paired_wanted() {
+        paired::run()
+    } else {
+        Vec::new()
+    };
+    report::print(started, &pairs);
+}
+
+/// Whether the command line asks for the paired measurements: no filter, or one that is part
+/// of the word `paired`. Values of criterion's options that take one are not filters.
+fn paired_wanted() -> bool {
+    const TAKE_A_VALUE: [&str; 13] = [
+        "--warm-up-time",
+        "--measurement-time",
+        "--sample-size",
+        "--save-baseline",
+        "--baseline",
+        "--baseline-lenient",
+        "--load-baseline",
+        "--color",
+        "--output-format",
+        "--nresamples",
+        "--noise-threshold",
+        "--confidence-level",
+        "--profile-time",
+    ];
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let filters: Vec<&String> = args
+        .iter()
+        .enumerate()
+        .filter(|(i, arg)| {
+            !arg.starts_with('-') && (*i == 0 || !TAKE_A_VALUE.contains(&args[i - 1].as_str()))
+        })
+        .map(|(_, arg)| arg)
+        .collect();
+    filters.is_empty() || filters.iter().any(|f| "paired".contains(f.as_str()))
 }

@@ -8,6 +8,7 @@ use std::time::SystemTime;
 use hotbreaker::Breaker;
 
 use crate::contenders::{Bare, BreakerCrate, Failsafe, Guard, Hot, Naive, Recloser};
+use crate::paired::Pair;
 use crate::scenarios::APART;
 
 /// Where criterion writes, chosen the way it would choose (its `CRITERION_HOME`, then
@@ -125,19 +126,46 @@ fn times(value: Option<f64>) -> String {
     value.map_or_else(|| "–".to_string(), |v| format!("{v:.1}x"))
 }
 
-/// Prints the tables for whatever ran since `started`.
-pub fn print(started: SystemTime) {
+/// Prints the tables for whatever ran since `started`, and the `pairs` measured after.
+pub fn print(started: SystemTime, pairs: &[Pair]) {
     let medians = Medians::read(&output_directory(), started);
-    if medians.0.is_empty() {
+    if medians.0.is_empty() && pairs.is_empty() {
         return;
     }
     let mut out = String::new();
     per_call(&mut out, &medians);
     ratios(&mut out, &medians);
     others(&mut out, &medians);
-    goals(&mut out, &medians);
+    paired(&mut out, pairs);
+    goals(&mut out, &medians, pairs);
     memory(&mut out);
     println!("\n{out}");
+}
+
+fn paired(out: &mut String, pairs: &[Pair]) {
+    if pairs.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\n## Paired: hotbreaker and its baseline in alternating blocks of 10,000 calls, 2 s each (medians, ns per call per thread)\n"
+    );
+    let _ = writeln!(
+        out,
+        "| scenario | threads | baseline | baseline, ns | hotbreaker, ns | hotbreaker − baseline, ns (median of the pairs) |\n|---|---:|---|---:|---:|---:|"
+    );
+    for pair in pairs {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {:.2} | {:.2} | {:+.2} |",
+            pair.label,
+            pair.threads,
+            pair.baseline_name,
+            pair.baseline,
+            pair.subject,
+            pair.difference
+        );
+    }
 }
 
 fn per_call(out: &mut String, m: &Medians) {
@@ -248,7 +276,7 @@ fn others(out: &mut String, m: &Medians) {
     }
 }
 
-fn goals(out: &mut String, m: &Medians) {
+fn goals(out: &mut String, m: &Medians, pairs: &[Pair]) {
     let mut rows: Vec<(String, Option<f64>, String, Option<bool>)> = Vec::new();
     let hot = |g: &str| m.get(g, Hot::NAME);
     let bare = |g: &str| m.get(g, Bare::NAME);
@@ -303,6 +331,43 @@ fn goals(out: &mut String, m: &Medians) {
                 None => text,
             },
             hot(&g).zip(limit).map(|(h, l)| h <= l),
+        ));
+    }
+    for pair in pairs {
+        let (measured, limit, holds) = if pair.label.starts_with("(a)") {
+            (
+                pair.difference,
+                "≤ 0.5 ns".to_string(),
+                pair.difference <= 0.5,
+            )
+        } else if pair.threads == 1 {
+            (
+                pair.subject,
+                format!("≤ raw read + 2 ns = {:.2} ns", pair.baseline + 2.0),
+                pair.subject <= pair.baseline + 2.0,
+            )
+        } else {
+            let limit = 1.5 * (pair.baseline + 2.0);
+            (
+                pair.subject,
+                format!("≤ 1.5 × (raw read + 2 ns) = {limit:.2} ns"),
+                pair.subject <= limit,
+            )
+        };
+        let what = if pair.label.starts_with("(a)") {
+            "healthy, hotbreaker − bare"
+        } else {
+            "rejection"
+        };
+        rows.push((
+            format!(
+                "{} {what}, {} thread(s), paired",
+                &pair.label[..3],
+                pair.threads
+            ),
+            Some(measured),
+            limit,
+            Some(holds),
         ));
     }
     for function in ["consecutive", "rate20"] {
