@@ -112,6 +112,12 @@ impl Drop for SlotRelease {
     }
 }
 
+/// This thread's slot as it stands: [`UNASSIGNED`] before its first claim.
+#[inline(always)]
+fn slot_as_is() -> u32 {
+    SLOT.try_with(Cell::get).unwrap_or(NO_SLOT)
+}
+
 /// This thread's slot, claiming one on first use.
 #[inline(always)]
 fn current_slot() -> u32 {
@@ -226,6 +232,19 @@ impl Stripes {
 
     #[inline(always)]
     pub(crate) fn local(&self) -> LocalStripe<'_> {
+        // One bounds check serves both rare cases, a thread with no slot yet and one whose
+        // slot is beyond these stripes: both sentinels are above every stripe index.
+        match self.owned.get(slot_as_is() as usize) {
+            Some(stripe) => LocalStripe::Owned(stripe),
+            None => self.local_without_own_stripe(),
+        }
+    }
+
+    /// [`local`](Stripes::local) for a thread that has no stripe here yet: it claims a slot
+    /// if it has none, and shares the common stripe if the slot is beyond these.
+    #[cold]
+    #[inline(never)]
+    fn local_without_own_stripe(&self) -> LocalStripe<'_> {
         match self.owned.get(current_slot() as usize) {
             Some(stripe) => LocalStripe::Owned(stripe),
             None => LocalStripe::Shared(&self.shared),
