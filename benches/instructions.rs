@@ -18,7 +18,7 @@ mod calls;
 use std::hint::black_box;
 use std::time::Duration;
 
-use calls::{FAIL_EVERY, LessonDay, Reply, succeed};
+use calls::{FAIL_EVERY, LessonDay, MostlyFailing, Reply, succeed};
 use hotbreaker::{Breaker, CallError};
 
 fn breaker(window: usize) -> Breaker {
@@ -73,20 +73,9 @@ fn measured_rejection(breaker: &Breaker, calls: u64) {
 /// A failing call every time except every `success_every`-th: the (d) paths of
 /// `benches/overhead` (`failure_breakers` there), with the same countdown.
 #[inline(never)]
-fn measured_failure(breaker: &Breaker, success_every: u32, calls: u64) {
-    let mut until_success = success_every;
+fn measured_failure(breaker: &Breaker, day: &mut MostlyFailing, calls: u64) {
     for _ in 0..calls {
-        until_success -= 1;
-        let fails = until_success != 0;
-        if !fails {
-            until_success = success_every;
-        }
-        black_box(run(
-            breaker,
-            || {
-                if fails { Err(black_box(2)) } else { Ok(1) }
-            },
-        ));
+        black_box(run(breaker, || day.next()));
     }
 }
 
@@ -96,7 +85,7 @@ fn failure(breaker: Breaker, success_every: u32, calls: u64) {
         let _ = breaker.call(|| -> Reply { Err(2) });
         let _ = breaker.call(|| -> Reply { Ok(1) });
     }
-    measured_failure(&breaker, success_every, calls);
+    measured_failure(&breaker, &mut MostlyFailing::new(success_every), calls);
     assert!(
         breaker.try_acquire().is_ok(),
         "these failures must not trip it"

@@ -40,3 +40,32 @@ impl LessonDay {
         }
     }
 }
+
+/// The failure paths' day: every call fails but every `success_every`-th, which succeeds (so
+/// that a run rule's run, or a rate window, never fills with failures alone).
+///
+/// A countdown rather than `n % success_every`: a division per call would be timed too.
+pub struct MostlyFailing {
+    success_every: u32,
+    until_success: u32,
+}
+
+impl MostlyFailing {
+    pub fn new(success_every: u32) -> Self {
+        MostlyFailing {
+            success_every,
+            until_success: success_every,
+        }
+    }
+
+    #[inline(always)]
+    pub fn next(&mut self) -> Reply {
+        self.until_success -= 1;
+        if self.until_success == 0 {
+            self.until_success = self.success_every;
+            Ok(1)
+        } else {
+            Err(black_box(2))
+        }
+    }
+}

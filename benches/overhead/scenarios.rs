@@ -6,7 +6,7 @@ use std::time::Duration;
 use criterion::{BenchmarkGroup, Criterion, measurement::WallTime};
 use hotbreaker::{Breaker, ManualClock};
 
-use crate::calls::{LessonDay, succeed};
+use crate::calls::{LessonDay, MostlyFailing, succeed};
 use crate::contended;
 use crate::contenders::{Bare, BreakerCrate, Failsafe, Guard, Hot, Naive, Recloser};
 
@@ -202,18 +202,8 @@ pub fn failure(c: &mut Criterion) {
     let mut group = c.benchmark_group("failure_1thread");
     configure(&mut group);
     for (name, breaker, success_every) in failure_breakers() {
-        // A countdown rather than `n % success_every`: a division per call would be timed too.
-        let mut until_success = success_every;
-        group.bench_function(name, |b| {
-            b.iter(|| {
-                until_success -= 1;
-                let fails = until_success != 0;
-                if !fails {
-                    until_success = success_every;
-                }
-                breaker.call(|| if fails { Err(black_box(2)) } else { Ok(1) })
-            })
-        });
+        let mut day = MostlyFailing::new(success_every);
+        group.bench_function(name, |b| b.iter(|| breaker.call(|| day.next())));
     }
     group.finish();
     let mut group = c.benchmark_group("failure_2threads");
@@ -222,16 +212,9 @@ pub fn failure(c: &mut Criterion) {
         group.bench_function(name, |b| {
             b.iter_custom(|iters| {
                 contended::run(iters, claim_slot, |_, iters| {
-                    let mut until_success = success_every;
+                    let mut day = MostlyFailing::new(success_every);
                     for _ in 0..iters {
-                        until_success -= 1;
-                        let fails = until_success != 0;
-                        if !fails {
-                            until_success = success_every;
-                        }
-                        let _ = black_box(
-                            breaker.call(|| if fails { Err(black_box(2)) } else { Ok(1) }),
-                        );
+                        let _ = black_box(breaker.call(|| day.next()));
                     }
                 })
             })
