@@ -4,14 +4,13 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
-use arc_swap::ArcSwap;
-
 use crate::breaker::Breaker;
 use crate::builder::Builder;
 use crate::clock::{Clock, QuantaClock};
 use crate::config::ConfigError;
 use crate::metrics::Metrics;
 use crate::state::State;
+use crate::sync::Swappable;
 
 /// Breakers by name, one per dependency (`"payments"`, `"users-db"`), shared by the parts of a
 /// program that call the same dependency, and listed together for a health endpoint.
@@ -52,7 +51,7 @@ use crate::state::State;
 pub struct Registry<C: Clock = QuantaClock> {
     /// Replaced whole on every change, so readers load it without a lock; a change is a
     /// compare-and-swap from the map it copied, so two changes never both copy the same map.
-    breakers: ArcSwap<BreakerMap<C>>,
+    breakers: Swappable<BreakerMap<C>>,
 }
 
 type BreakerMap<C> = BTreeMap<String, Arc<Breaker<C>>>;
@@ -68,7 +67,7 @@ impl Registry<QuantaClock> {
 impl<C: Clock> Default for Registry<C> {
     fn default() -> Self {
         Registry {
-            breakers: ArcSwap::from_pointee(BTreeMap::new()),
+            breakers: Swappable::new(BTreeMap::new()),
         }
     }
 }
@@ -156,11 +155,10 @@ impl<C: Clock> Registry<C> {
     fn change(&self, mut edit: impl FnMut(&BreakerMap<C>) -> Option<BreakerMap<C>>) {
         let mut current = self.breakers.load_full();
         while let Some(next) = edit(&current) {
-            let previous = self.breakers.compare_and_swap(&current, Arc::new(next));
-            if Arc::ptr_eq(&previous, &current) {
-                return;
+            match self.breakers.compare_and_swap(&current, next) {
+                Ok(()) => return,
+                Err(found) => current = found,
             }
-            current = arc_swap::Guard::into_inner(previous);
         }
     }
 

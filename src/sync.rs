@@ -122,8 +122,8 @@ macro_rules! thread_local_cell {
 }
 pub(crate) use thread_local_cell;
 
-/// A value read on every decision but replaced rarely (the settings, on reconfiguration):
-/// `arc-swap` outside loom, a loom-visible stand-in under it.
+/// A value read on every decision but replaced rarely (the settings, on reconfiguration; the
+/// registry's map): `arc-swap` outside loom, a loom-visible stand-in under it.
 #[cfg(not(loom))]
 pub(crate) struct Swappable<T>(arc_swap::ArcSwap<T>);
 
@@ -147,6 +147,26 @@ impl<T> Swappable<T> {
 
     pub(crate) fn store(&self, value: T) {
         self.0.store(std::sync::Arc::new(value));
+    }
+
+    /// The current value as an `Arc` of its own, for [`compare_and_swap`](Self::compare_and_swap).
+    pub(crate) fn load_full(&self) -> std::sync::Arc<T> {
+        self.0.load_full()
+    }
+
+    /// Replaces the value with `new` if it is still `current` (the same allocation, as
+    /// loaded); otherwise changes nothing and returns the value found instead.
+    pub(crate) fn compare_and_swap(
+        &self,
+        current: &std::sync::Arc<T>,
+        new: T,
+    ) -> Result<(), std::sync::Arc<T>> {
+        let previous = self.0.compare_and_swap(current, std::sync::Arc::new(new));
+        if std::sync::Arc::ptr_eq(&previous, current) {
+            Ok(())
+        } else {
+            Err(arc_swap::Guard::into_inner(previous))
+        }
     }
 }
 
@@ -193,14 +213,57 @@ impl<T> Swappable<T> {
     ///
     /// When a loom model stores more than `LOOM_VERSIONS - 1` values.
     pub(crate) fn store(&self, value: T) {
+        let index = self.keep(value);
+        // SeqCst, as arc-swap's store; it also publishes the slot's value to the reader that
+        // loads this index.
+        self.current.store(index, Ordering::SeqCst);
+    }
+
+    pub(crate) fn load_full(&self) -> std::sync::Arc<T> {
+        self.load()
+    }
+
+    /// As arc-swap's: a compare-and-swap of the current slot's index, from the slot that
+    /// holds `current`.
+    ///
+    /// # Panics
+    ///
+    /// When `current` is no value of this `Swappable`, or as [`store`](Self::store).
+    pub(crate) fn compare_and_swap(
+        &self,
+        current: &std::sync::Arc<T>,
+        new: T,
+    ) -> Result<(), std::sync::Arc<T>> {
+        let expected = self
+            .versions
+            .iter()
+            .position(|slot| {
+                slot.get()
+                    .is_some_and(|v| std::sync::Arc::ptr_eq(v, current))
+            })
+            .expect("a value loaded from this Swappable");
+        let index = self.keep(new);
+        match self
+            .current
+            .compare_exchange(expected, index, Ordering::SeqCst, Ordering::SeqCst)
+        {
+            Ok(_) => Ok(()),
+            Err(found) => Err(std::sync::Arc::clone(
+                self.versions[found]
+                    .get()
+                    .expect("published after it was set"),
+            )),
+        }
+    }
+
+    /// Puts `value` in a slot of its own and returns the slot's index.
+    fn keep(&self, value: T) -> usize {
         let index = self.claimed.fetch_add(1, Ordering::Relaxed);
         assert!(
             index < LOOM_VERSIONS,
             "a loom model stored more than {LOOM_VERSIONS} values"
         );
         let _ = self.versions[index].set(std::sync::Arc::new(value));
-        // SeqCst, as arc-swap's store; it also publishes the slot's value to the reader that
-        // loads this index.
-        self.current.store(index, Ordering::SeqCst);
+        index
     }
 }
