@@ -92,7 +92,9 @@ fn a_failure_races_a_longer_run_rule() {
         let failer: Role<bool> = {
             let breaker = breaker.clone();
             Box::new(move || {
-                let permit = breaker.try_acquire().expect("closed: two failures of three");
+                let permit = breaker
+                    .try_acquire()
+                    .expect("closed: two failures of three");
                 permit.failure();
                 breaker.state() == State::Open
             })
@@ -115,9 +117,17 @@ fn a_failure_races_a_longer_run_rule() {
         }
         // The third failure read the new rule; so does every failure from now on.
         breaker.try_acquire().unwrap().failure();
-        assert_eq!(breaker.state(), State::Closed, "four failures of a run of five");
+        assert_eq!(
+            breaker.state(),
+            State::Closed,
+            "four failures of a run of five"
+        );
         breaker.try_acquire().unwrap().failure();
-        assert_eq!(breaker.state(), State::Open, "five failures of a run of five");
+        assert_eq!(
+            breaker.state(),
+            State::Open,
+            "five failures of a run of five"
+        );
     });
 }
 
@@ -150,9 +160,18 @@ fn racing_reconfigurations_leave_the_stored_rules() {
         spawn_in(order, vec![setter(3), setter(5)]);
         let run = breaker.config().consecutive_failures.expect("a run rule");
         for failure in 1..=run {
-            assert_eq!(breaker.state(), State::Closed, "after {} of {run}", failure - 1);
+            assert_eq!(
+                breaker.state(),
+                State::Closed,
+                "after {} of {run}",
+                failure - 1
+            );
             breaker.try_acquire().unwrap().failure();
         }
-        assert_eq!(breaker.state(), State::Open, "{run} failures of a run of {run}");
+        assert_eq!(
+            breaker.state(),
+            State::Open,
+            "{run} failures of a run of {run}"
+        );
     });
 }
