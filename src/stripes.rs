@@ -234,10 +234,19 @@ impl Stripes {
     pub(crate) fn local(&self) -> LocalStripe<'_> {
         // One bounds check serves both rare cases, a thread with no slot yet and one whose
         // slot is beyond these stripes: both sentinels are above every stripe index.
-        match self.owned.get(slot_as_is() as usize) {
+        match self.own() {
             Some(stripe) => LocalStripe::Owned(stripe),
             None => self.local_without_own_stripe(),
         }
+    }
+
+    /// This thread's own stripe, if it has one here: [`local`](Stripes::local)'s common case
+    /// alone. A thread without one yet does not claim it here.
+    #[inline(always)]
+    pub(crate) fn own(&self) -> Option<&Stripe> {
+        self.owned
+            .get(slot_as_is() as usize)
+            .map(|padded| &**padded)
     }
 
     /// [`local`](Stripes::local) for a thread that has no stripe here yet: it claims a slot

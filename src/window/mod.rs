@@ -241,11 +241,12 @@ impl Window {
         if WindowWord::is_clean_for(raw, generation) {
             return Judgement::Keep;
         }
-        let local = stripes.local();
         // A failure is in view and this thread owns its stripe: the success only ages it, so
-        // count it here, as `count_aging_success` would, without leaving the caller.
+        // count it here, as `count_aging_success` would, without leaving the caller. (The
+        // stripe is asked for as an `Option`, not a `LocalStripe`: the enum's tag would be
+        // built and tested on this path.)
         if WindowWord::is_dirty_for(raw, generation) {
-            if let LocalStripe::Owned(stripe) = local {
+            if let Some(stripe) = stripes.own() {
                 let (g, count) = stripe_count(stripe.window_successes.load(Ordering::Relaxed));
                 if g == generation {
                     self.store_aging_count(generation, stripes, stripe, count.wrapping_add(1));
@@ -253,7 +254,7 @@ impl Window {
                 }
             }
         }
-        self.record_success_slow(generation, stripes, local, settings, is_current)
+        self.record_success_slow(generation, stripes, stripes.local(), settings, is_current)
     }
 
     #[cold]
