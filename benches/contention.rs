@@ -31,32 +31,22 @@ struct Scenario {
     fails: [bool; 2],
 }
 
+impl Scenario {
+    const fn new(name: &'static str, shared: bool, fails: [bool; 2]) -> Self {
+        Scenario {
+            name,
+            shared,
+            fails,
+        }
+    }
+}
+
 const SCENARIOS: [Scenario; 5] = [
-    Scenario {
-        name: "one breaker, both fail",
-        shared: true,
-        fails: [true, true],
-    },
-    Scenario {
-        name: "a breaker each, both fail",
-        shared: false,
-        fails: [true, true],
-    },
-    Scenario {
-        name: "one breaker, only thread 0 fails",
-        shared: true,
-        fails: [true, false],
-    },
-    Scenario {
-        name: "a breaker each, only thread 0 fails",
-        shared: false,
-        fails: [true, false],
-    },
-    Scenario {
-        name: "one breaker, no failures",
-        shared: true,
-        fails: [false, false],
-    },
+    Scenario::new("one breaker, both fail", true, [true, true]),
+    Scenario::new("a breaker each, both fail", false, [true, true]),
+    Scenario::new("one breaker, only thread 0 fails", true, [true, false]),
+    Scenario::new("a breaker each, only thread 0 fails", false, [true, false]),
+    Scenario::new("one breaker, no failures", true, [false, false]),
 ];
 
 fn breaker(window: usize) -> Breaker {

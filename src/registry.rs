@@ -82,9 +82,9 @@ impl<C: Clock> Registry<C> {
     /// registered. `builder` gets the name so that it can attach listeners labelled with it
     /// (`.on_transition(hotbreaker::tracing::log_transitions(name))`).
     ///
-    /// `builder` runs while nothing of the registry is held, so it may use the registry. When two threads
-    /// insert the same new name at once, both may build, and only the first breaker is
-    /// registered and returned to both.
+    /// `builder` runs while nothing of the registry is held, so it may use the registry. When
+    /// two threads insert the same new name at once, both may build, and only the first
+    /// breaker is registered and returned to both.
     ///
     /// # Errors
     ///

@@ -234,7 +234,7 @@ impl Stripes {
     pub(crate) fn local(&self) -> LocalStripe<'_> {
         // One bounds check serves both rare cases, a thread with no slot yet and one whose
         // slot is beyond these stripes: both sentinels are above every stripe index.
-        match self.own() {
+        match self.thread_stripe() {
             Some(stripe) => LocalStripe::Owned(stripe),
             None => self.local_without_own_stripe(),
         }
@@ -243,7 +243,7 @@ impl Stripes {
     /// This thread's own stripe, if it has one here: [`local`](Stripes::local)'s common case
     /// alone. A thread without one yet does not claim it here.
     #[inline(always)]
-    pub(crate) fn own(&self) -> Option<&Stripe> {
+    pub(crate) fn thread_stripe(&self) -> Option<&Stripe> {
         self.owned
             .get(slot_as_is() as usize)
             .map(|padded| &**padded)
@@ -279,10 +279,7 @@ impl Stripes {
     }
 
     pub(crate) fn all(&self) -> impl Iterator<Item = &Stripe> {
-        self.owned
-            .iter()
-            .map(|padded| &**padded)
-            .chain(std::iter::once(&*self.shared))
+        self.owned().chain(std::iter::once(&*self.shared))
     }
 }
 

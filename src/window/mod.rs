@@ -246,7 +246,7 @@ impl Window {
         // stripe is asked for as an `Option`, not a `LocalStripe`: the enum's tag would be
         // built and tested on this path.)
         if WindowWord::is_dirty_for(raw, generation) {
-            if let Some(stripe) = stripes.own() {
+            if let Some(stripe) = stripes.thread_stripe() {
                 let (g, count) = stripe_count(stripe.window_successes.load(Ordering::Relaxed));
                 if g == generation {
                     self.store_aging_count(generation, stripes, stripe, count.wrapping_add(1));
@@ -327,8 +327,8 @@ impl Window {
                 (g, count) if g == generation => count,
                 _ => 0,
             };
-        // A plain loop over the owned stripes: the failure path's one pass over shared memory,
-        // kept free of iterator adapters.
+        // The shared stripe, then a loop over the owned ones: summed through `Stripes::all`'s
+        // `chain` instead, this took 11-12 more instructions per failure under callgrind.
         let mut total = count(stripes.shared());
         for stripe in stripes.owned() {
             total = total.wrapping_add(count(stripe));

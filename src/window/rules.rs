@@ -1,7 +1,9 @@
 //! The trip rules as the window needs them once it is full, in one word.
 //!
-//! A failure in a full window needs four numbers from the settings: the run length, the rate
-//! window, the failures that trip it, and (to clear the window) whether a rate rule exists.
+//! A failure in a full window needs three numbers from the settings: the run length, the
+//! rate window (which also says whether a rate rule exists, for clearing the window) and the
+//! failures that trip a full window. (The minimum number of calls matters only while the
+//! window fills, and is then read from the settings with the threshold.)
 //! Loading them from the breaker's [`Swappable`](crate::sync::Swappable) settings costs two
 //! atomic read-modify-writes (arc-swap's debt slot), as much again as the failure's own
 //! compare-and-swaps; so the window keeps a copy, packed into one `AtomicU64` that a failure
@@ -11,7 +13,7 @@
 //! ```text
 //!  63           48 47           32 31           16 15            0
 //! +---------------+---------------+---------------+---------------+
-//! | run length    | rate window   | failures that | minimum calls |
+//! | run length    | rate window   | failures that | 0             |
 //! | (0: no rule)  | (0: no rule)  | trip it full  |               |
 //! +---------------+---------------+---------------+---------------+
 //! ```
@@ -36,8 +38,6 @@ pub(super) struct Rules {
     pub(super) window: Option<u32>,
     /// Failures among a full window's calls that trip it.
     pub(super) failures_to_trip_full: u32,
-    /// Calls the rate rule needs before it judges.
-    pub(super) minimum_calls: u32,
 }
 
 impl Rules {
@@ -46,7 +46,6 @@ impl Rules {
             run: settings.consecutive_failures,
             window: settings.failure_rate.map(|rate| rate.window),
             failures_to_trip_full: settings.failures_to_trip_full,
-            minimum_calls: settings.failure_rate.map_or(0, |rate| rate.minimum_calls),
         }
     }
 
@@ -61,7 +60,6 @@ impl Rules {
         field(self.run.unwrap_or(0)) << 48
             | field(self.window.unwrap_or(0)) << 32
             | field(self.failures_to_trip_full) << 16
-            | field(self.minimum_calls)
     }
 
     pub(super) fn unpack(raw: u64) -> Self {
@@ -71,7 +69,6 @@ impl Rules {
             run: present(field(48)),
             window: present(field(32)),
             failures_to_trip_full: field(16),
-            minimum_calls: field(0),
         }
     }
 }
