@@ -299,11 +299,27 @@ impl<C: Clock> Breaker<C> {
     /// looked up only when something is to be written to it.
     #[inline(always)]
     fn closed_success(&self, generation: u32) {
-        let judged = self
+        if !self
             .window
-            .record_success(generation, &self.stripes, &self.settings, || {
-                self.is_closed_in(generation)
-            });
+            .record_success_quickly(generation, &self.stripes)
+        {
+            self.closed_success_slow(generation);
+        }
+    }
+
+    /// A closed success the window could not record on its quick path. Out of line and
+    /// returning nothing, so that the inlined path above neither spills the generation for
+    /// `is_closed_in` nor keeps a slot for a judgement.
+    #[cold]
+    #[inline(never)]
+    fn closed_success_slow(&self, generation: u32) {
+        let judged = self.window.record_success_slow(
+            generation,
+            &self.stripes,
+            self.stripes.local(),
+            &self.settings,
+            || self.is_closed_in(generation),
+        );
         if let Judgement::Trip(cause) = judged {
             self.trip(generation, cause);
         }

@@ -154,9 +154,10 @@ pub(crate) struct Stripe {
     /// Window generation (high 32 bits) and successes recorded in it by this stripe (low 32),
     /// while the window needs successes counted.
     pub(crate) window_successes: AtomicU64,
-    /// The owner's next `window_successes` count at which it checks whether the window has
-    /// forgotten its failures. A hint: a wrong value costs time, never correctness.
-    pub(crate) recheck_at: AtomicU64,
+    /// While the stripe's count of window successes is below this (always below 2^32), a
+    /// success only adds one to it; the one that finds it reached checks whether the window
+    /// has forgotten its failures. A hint: a wrong value costs time, never correctness.
+    pub(crate) quiet_below: AtomicU64,
     pub(crate) successes: AtomicU64,
     pub(crate) failures: AtomicU64,
     pub(crate) ignored: AtomicU64,

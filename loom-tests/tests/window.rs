@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{F, S, check_against_model, rate};
+use common::{F, R, S, check, check_against_model, final_of, from_model, make, model_finals, rate};
 use hotbreaker::testing::ModelConfig;
 
 /// A full window holding one failure; one thread's successes age it out while another thread
@@ -70,4 +70,40 @@ fn a_filling_success_trips_when_it_completes_the_window() {
 #[test]
 fn forgetting_races_a_new_failure() {
     check_against_model(2, rate(1.0, 3, 3), &[F, S, S], &[&[S], &[F]], &[F]);
+}
+
+/// The main thread's stripe still counts the last generation, with a hint that its next
+/// check is a success away; in the new generation its success ages a failure while another
+/// thread records one, and then one more failure follows.
+///
+/// Catches: an aging success that adds to its stripe's count without making sure the count
+/// is this generation's (the quick path's one comparison must fail for another generation).
+/// The success is then counted in the old generation, the new generation's three failures
+/// look consecutive, and the breaker trips, which no order of the calls does.
+#[test]
+fn aging_on_a_stripe_left_by_the_last_generation() {
+    const CONFIG: ModelConfig = rate(1.0, 3, 3);
+    const BEFORE: &[common::Call] = &[S, S, S, F, S, R, S, S, S, F];
+    const AFTER: &[common::Call] = &[F];
+    let allowed = model_finals(CONFIG, BEFORE, &[&[S], &[F]], AFTER);
+    check(2, move || {
+        let (breaker, _clock) = from_model(&CONFIG, 2);
+        for &call in BEFORE {
+            make(&breaker, call);
+        }
+        let other = {
+            let breaker = breaker.clone();
+            loom::thread::spawn(move || make(&breaker, F))
+        };
+        make(&breaker, S);
+        other.join().unwrap();
+        for &call in AFTER {
+            make(&breaker, call);
+        }
+        let got = final_of(&breaker);
+        assert!(
+            allowed.contains(&got),
+            "breaker ended in {got:?}, which no interleaving of the reference model reaches: {allowed:?}"
+        );
+    });
 }

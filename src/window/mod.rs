@@ -1,7 +1,8 @@
 //! The failure window: the trip rules' memory of recent outcomes, in atomics.
 //!
 //! This is the one seam through which outcomes of a closed breaker reach the trip rules: the
-//! breaker calls [`Window::record_success`] and [`Window::record_failure`] and acts on the
+//! breaker calls [`Window::record_success_quickly`] (then, if it declines,
+//! [`Window::record_success_slow`]) and [`Window::record_failure`] and acts on the
 //! [`Judgement`]; a time-based window or a slow-call rule would sit behind the same three
 //! calls.
 //!
@@ -222,44 +223,55 @@ impl Window {
         }
     }
 
-    /// Records a success of closed `generation`.
-    ///
-    /// `is_current` tells whether `generation` is still the breaker's closed generation; it is
-    /// consulted only when the window belongs to another generation. The settings are loaded
-    /// only off the clean path.
+    /// Records a success of closed `generation` in the two cases that happen all day, and
+    /// returns whether it did: the window is clean (nothing to write), or it is dirty and this
+    /// thread owns its stripe (the success only ages the failures in view). Every other case
+    /// is [`record_success_slow`](Window::record_success_slow)'s, which the caller calls out
+    /// of line, so that the inlined part keeps nothing on the stack for it.
     #[inline(always)]
-    pub(crate) fn record_success(
-        &self,
-        generation: u32,
-        stripes: &Stripes,
-        settings: &Swappable<Settings>,
-        is_current: impl Fn() -> bool,
-    ) -> Judgement {
+    pub(crate) fn record_success_quickly(&self, generation: u32, stripes: &Stripes) -> bool {
         // Acquire: pairs with the CAS that made the window clean, so that, with the window
         // clean, nothing this success could change is pending.
         let raw = self.word.load(Ordering::Acquire);
         if WindowWord::is_clean_for(raw, generation) {
-            return Judgement::Keep;
+            return true;
         }
-        // A failure is in view and this thread owns its stripe: the success only ages it, so
-        // count it here, as `count_aging_success` would, without leaving the caller. (The
-        // stripe is asked for as an `Option`, not a `LocalStripe`: the enum's tag would be
-        // built and tested on this path.)
+        // A failure is in view and this thread owns its stripe: the success only ages the
+        // failure, by adding one to the stripe's count, unless it is the stripe's turn to
+        // check whether the window can forget (its count reached `quiet_below`) or the
+        // stripe still counts another generation. One unsigned comparison tells all three:
+        // `count` is the count before this success if the stripe counts `generation`, and
+        // 2^32 or more if not, while `quiet_below` is below 2^32. (The stripe is asked for as
+        // an `Option`, not a `LocalStripe`: the enum's tag would be built and tested here.)
         if WindowWord::is_dirty_for(raw, generation) {
             if let Some(stripe) = stripes.thread_stripe() {
-                let (g, count) = stripe_count(stripe.window_successes.load(Ordering::Relaxed));
-                if g == generation {
+                let counted = stripe.window_successes.load(Ordering::Relaxed);
+                let count = counted.wrapping_sub(pack_stripe_count(generation, 0));
+                if count < stripe.quiet_below.load(Ordering::Relaxed) {
+                    // `count` is below 2^32 - 1, so one more stays in the low half. Only the
+                    // owner writes this stripe; relaxed is enough, see point 1 above.
+                    stripe
+                        .window_successes
+                        .store(counted + 1, Ordering::Relaxed);
+                    return true;
+                }
+                if let Ok(count) = u32::try_from(count) {
+                    // This generation's count, and the stripe's turn to check.
                     self.store_aging_count(generation, stripes, stripe, count.wrapping_add(1));
-                    return Judgement::Keep;
+                    return true;
                 }
             }
         }
-        self.record_success_slow(generation, stripes, stripes.local(), settings, is_current)
+        false
     }
 
-    #[cold]
-    #[inline(never)]
-    fn record_success_slow(
+    /// Records a success of closed `generation` that
+    /// [`record_success_quickly`](Window::record_success_quickly) did not.
+    ///
+    /// `is_current` tells whether `generation` is still the breaker's closed generation; it is
+    /// consulted only when the window belongs to another generation. The settings are loaded
+    /// only where a judgement needs them.
+    pub(crate) fn record_success_slow(
         &self,
         generation: u32,
         stripes: &Stripes,
@@ -345,7 +357,7 @@ impl Window {
                 let count = if g == generation {
                     count.wrapping_add(1)
                 } else if generation_is_older(g, generation) {
-                    stripe.recheck_at.store(0, Ordering::Relaxed);
+                    stripe.quiet_below.store(0, Ordering::Relaxed);
                     1
                 } else {
                     return; // this stripe already counts a later generation: ours is over
@@ -370,12 +382,14 @@ impl Window {
         self.recheck_if_due(generation, stripes, stripe, count);
     }
 
-    /// Asks whether the window can forget its failures once `stripe`'s count reaches the point
-    /// it was told to look again at.
+    /// Asks whether the window can forget its failures once `stripe`'s count before this
+    /// success, `count - 1`, reached the stripe's `quiet_below`. In serial-number arithmetic,
+    /// unlike the quick path's unsigned comparison: a count that wrapped past 2^32 is still
+    /// ordered right here (the quick path sends it here until its own comparison holds again).
     #[inline(always)]
     fn recheck_if_due(&self, generation: u32, stripes: &Stripes, stripe: &Stripe, count: u32) {
-        let recheck_at = stripe.recheck_at.load(Ordering::Relaxed) as u32;
-        if count.wrapping_sub(recheck_at) as i32 >= 0 {
+        let quiet_below = stripe.quiet_below.load(Ordering::Relaxed) as u32;
+        if count.wrapping_sub(1).wrapping_sub(quiet_below) as i32 >= 0 {
             self.forget_if_aged(generation, stripes, stripe, count);
         }
     }
@@ -431,9 +445,11 @@ impl Window {
             if since < forget_after {
                 // Even if every coming success were this stripe's, the failure stays in view
                 // for this many more of them.
+                // The success that makes the count `stripe_count + wait` is the first that
+                // can find the failure forgotten: the ones before it stay quiet.
                 let wait = forget_after - since;
-                stripe.recheck_at.store(
-                    u64::from(stripe_count.wrapping_add(wait)),
+                stripe.quiet_below.store(
+                    u64::from(stripe_count.wrapping_add(wait - 1)),
                     Ordering::Relaxed,
                 );
                 return;
@@ -857,6 +873,58 @@ mod tests {
 
     fn tag_now(window: &Window) -> u32 {
         WindowWord(window.word.load(Ordering::Relaxed)).tag()
+    }
+
+    /// This thread's own stripe of `stripes`, claimed now.
+    fn own_stripe(stripes: &Stripes) -> &Stripe {
+        match stripes.local() {
+            LocalStripe::Owned(stripe) => stripe,
+            LocalStripe::Shared(_) => panic!("the test thread has no stripe of its own"),
+        }
+    }
+
+    #[test]
+    fn an_aging_count_at_the_top_of_32_bits_wraps_within_its_generation() {
+        let (window, _, _) = window_of_four();
+        let stripes = Stripes::new(64);
+        let stripe = own_stripe(&stripes);
+        window
+            .word
+            .store(WindowWord::empty(7, Mode::Dirty).0, Ordering::Relaxed);
+        // The highest count, and a hint that says the stripe's turn to check has not come:
+        // the quick path must still not add one into the generation's half of the word.
+        let top = pack_stripe_count(7, u32::MAX);
+        stripe.window_successes.store(top, Ordering::Relaxed);
+        stripe
+            .quiet_below
+            .store(u64::from(u32::MAX), Ordering::Relaxed);
+        assert!(window.record_success_quickly(7, &stripes));
+        let counted = stripe_count(stripe.window_successes.load(Ordering::Relaxed));
+        assert_eq!(counted, (7, 0));
+        assert!(window.record_success_quickly(7, &stripes));
+        let counted = stripe_count(stripe.window_successes.load(Ordering::Relaxed));
+        assert_eq!(counted, (7, 1));
+    }
+
+    #[test]
+    fn a_stripe_of_an_older_generation_is_not_aged_on_the_quick_path() {
+        let (window, _, _) = window_of_four();
+        let stripes = Stripes::new(64);
+        let stripe = own_stripe(&stripes);
+        window
+            .word
+            .store(WindowWord::empty(7, Mode::Dirty).0, Ordering::Relaxed);
+        // Generation 6 left a count and a hint far ahead of it.
+        stripe
+            .window_successes
+            .store(pack_stripe_count(6, 10), Ordering::Relaxed);
+        stripe.quiet_below.store(1_000, Ordering::Relaxed);
+        assert!(!window.record_success_quickly(7, &stripes));
+        assert_eq!(
+            stripe_count(stripe.window_successes.load(Ordering::Relaxed)),
+            (6, 10),
+            "the quick path declines and leaves the count to the slow path"
+        );
     }
 
     #[test]

@@ -146,12 +146,18 @@ pub enum Call {
     Ignore,
     /// Drop the permit without a verdict.
     Drop,
+    /// `Breaker::reset`, no permit: a new closed generation.
+    Reset,
 }
 
-pub use Call::{Drop as D, Fail as F, Ignore as I, Succeed as S};
+pub use Call::{Drop as D, Fail as F, Ignore as I, Reset as R, Succeed as S};
 
-/// Makes `call` on the breaker; whether a permit was granted.
+/// Makes `call` on the breaker; whether a permit was granted (a reset always goes through).
 pub fn make(breaker: &Breaker<ManualClock>, call: Call) -> bool {
+    if call == Call::Reset {
+        breaker.reset();
+        return true;
+    }
     let Ok(permit) = breaker.try_acquire() else {
         return false;
     };
@@ -160,6 +166,7 @@ pub fn make(breaker: &Breaker<ManualClock>, call: Call) -> bool {
         Call::Fail => permit.failure(),
         Call::Ignore => permit.ignore(),
         Call::Drop => drop(permit),
+        Call::Reset => unreachable!("handled above"),
     }
     true
 }
@@ -229,12 +236,15 @@ pub fn model_finals(
         .map(|order| {
             let mut model = ReferenceModel::new(config);
             for &call in before.iter().chain(&order).chain(after) {
-                if let Ok(permit) = model.acquire(0) {
+                if call == Call::Reset {
+                    model.reset();
+                } else if let Ok(permit) = model.acquire(0) {
                     match call {
                         Call::Succeed => model.record(permit, Outcome::Success, 0),
                         Call::Fail => model.record(permit, Outcome::Failure, 0),
                         Call::Ignore => model.record(permit, Outcome::Ignore, 0),
                         Call::Drop => model.release(permit),
+                        Call::Reset => unreachable!("handled above"),
                     }
                 }
             }
