@@ -683,9 +683,10 @@ impl<C: Clock> Breaker<C> {
     ///
     /// The [`ConfigError`] of [`Builder::build`] for a setting out of range, and also, since
     /// these are fixed when a breaker is built: a failure-rate window or a consecutive-failure
-    /// run longer than the failure records the breaker keeps (the larger of the two at build
-    /// time, rounded up to a power of two), or a different number of stripes. A refused
-    /// configuration changes nothing.
+    /// run longer than the failure records the breaker keeps (what
+    /// [`failure_records`](Builder::failure_records) reserved at build time, or else the
+    /// longer of the two then, rounded up to a power of two), `failure_records` above that, or
+    /// a different number of stripes. A refused configuration changes nothing.
     pub fn reconfigure(&self, config: Config) -> Result<(), ConfigError> {
         let current = self.settings();
         let mut settings = Settings::validate(&config)?;
@@ -701,6 +702,17 @@ impl<C: Clock> Breaker<C> {
                 ),
             ));
         }
+        if let Some(records) = config.failure_records {
+            if records > self.window.capacity() {
+                return Err(ConfigError::new(
+                    "failure_records",
+                    format!(
+                        "cannot grow on a live breaker (it keeps {}), got {records}",
+                        self.window.capacity()
+                    ),
+                ));
+            }
+        }
         if !self.window.fits(&settings) {
             let field = match (settings.failure_rate, settings.consecutive_failures) {
                 (Some(rate), Some(run)) if run > rate.window => "consecutive_failures",
@@ -710,7 +722,7 @@ impl<C: Clock> Breaker<C> {
             return Err(ConfigError::new(
                 field,
                 format!(
-                    "this breaker keeps {} failure records (sized when it was built); build a new breaker for a longer window or run",
+                    "this breaker keeps {} failure records (sized when it was built; failure_records reserves more); build a new breaker for a longer window or run",
                     self.window.capacity()
                 ),
             ));

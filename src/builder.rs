@@ -110,6 +110,36 @@ impl<C: Clock> Builder<C> {
         self
     }
 
+    /// Keeps at least `records` failure records, so that a later
+    /// [`reconfigure`](Breaker::reconfigure) may lengthen the failure-rate window or the run
+    /// of consecutive failures up to `records` calls.
+    ///
+    /// Without it a breaker keeps what the rules it is built with look back over (rounded up
+    /// to a power of two), and a reconfiguration to a longer window is refused: the records
+    /// are one allocation, and growing it under concurrent failures would put a lock or a
+    /// second indirection on their path. A record is 8 bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use hotbreaker::{Breaker, Config, FailureRateConfig};
+    ///
+    /// let breaker = Breaker::builder()
+    ///     .failure_rate(0.5, 20)
+    ///     .failure_records(1000)
+    ///     .build()?;
+    /// let longer = Config {
+    ///     failure_rate: Some(FailureRateConfig { threshold: 0.5, window: 1000, minimum_calls: None }),
+    ///     ..breaker.config()
+    /// };
+    /// breaker.reconfigure(longer)?;
+    /// # Ok::<(), hotbreaker::ConfigError>(())
+    /// ```
+    pub fn failure_records(mut self, records: usize) -> Self {
+        self.config.failure_records = Some(records);
+        self
+    }
+
     /// Counts every success in the metrics (off by default).
     ///
     /// A success while the window holds no failure is otherwise one load and nothing more,
@@ -195,7 +225,9 @@ impl<C: Clock> Builder<C> {
     /// minimum calls of 0 or above the window, 0 consecutive failures or more than
     /// [`MAX_CONSECUTIVE`](crate::MAX_CONSECUTIVE), an open duration under a microsecond or above
     /// [`MAX_OPEN_DURATION`](crate::MAX_OPEN_DURATION), probes or a success threshold of 0 or above
-    /// [`MAX_PROBES`](crate::MAX_PROBES), or stripes of 0 or above [`MAX_STRIPES`](crate::MAX_STRIPES).
+    /// [`MAX_PROBES`](crate::MAX_PROBES), stripes of 0 or above [`MAX_STRIPES`](crate::MAX_STRIPES),
+    /// or failure records fewer than the rules look back over or above
+    /// [`MAX_WINDOW`](crate::MAX_WINDOW).
     pub fn build(self) -> Result<Breaker<C>, ConfigError>
     where
         C: Default,

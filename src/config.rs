@@ -138,6 +138,13 @@ pub struct Config {
     /// breaker is built.
     #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
     pub stripes: Option<usize>,
+    /// Failure records to keep at least, so that a later
+    /// [`reconfigure`](crate::Breaker::reconfigure) can lengthen the failure-rate window or
+    /// the run up to this many calls. `None` keeps what the rules given at build time need.
+    /// Must not be below that; rounded up to a power of two; 8 bytes a record. Fixed once a
+    /// breaker is built.
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
+    pub failure_records: Option<usize>,
     /// Count every success in the metrics, at the cost of one store to the thread's own cache
     /// line per successful call. Off by default: then a success while the window holds no
     /// failure is loads only, and [`Metrics::successes`](crate::Metrics::successes) is `None`.
@@ -154,6 +161,7 @@ impl Default for Config {
             half_open_probes: 1,
             success_threshold: 1,
             stripes: None,
+            failure_records: None,
             count_successes: false,
         }
     }
@@ -203,6 +211,9 @@ pub(crate) struct Settings {
     pub(crate) half_open_probes: u32,
     pub(crate) success_threshold: u32,
     pub(crate) stripes: u32,
+    /// Failure records a breaker built with these settings keeps at least: `failure_records`,
+    /// or what the rules need.
+    pub(crate) failure_records: u32,
 }
 
 impl Settings {
@@ -241,6 +252,22 @@ impl Settings {
             Some(n) => in_range("stripes", n, 1, MAX_STRIPES)?,
             None => default_stripes(),
         };
+        let needed = records_needed(failure_rate, consecutive_failures);
+        let failure_records = match config.failure_records {
+            Some(n) => {
+                let records = in_range("failure_records", n, 1, MAX_WINDOW.max(MAX_CONSECUTIVE))?;
+                if records < needed {
+                    return Err(ConfigError::new(
+                        "failure_records",
+                        format!(
+                            "must be at least the {needed} calls the rules look back over, got {n}"
+                        ),
+                    ));
+                }
+                records
+            }
+            None => needed,
+        };
         Ok(Settings {
             config: *config,
             failure_rate,
@@ -255,6 +282,7 @@ impl Settings {
                 MAX_PROBES,
             )?,
             stripes,
+            failure_records,
         })
     }
 
@@ -265,10 +293,13 @@ impl Settings {
     /// Failure records a rule may look back over: the most failures the rate window can hold,
     /// or the run length.
     pub(crate) fn failure_records_needed(&self) -> usize {
-        let rate = self.failure_rate.map_or(0, |rate| rate.window);
-        let run = self.consecutive_failures.unwrap_or(0);
-        rate.max(run).max(1) as usize
+        records_needed(self.failure_rate, self.consecutive_failures) as usize
     }
+}
+
+fn records_needed(rate: Option<FailureRate>, run: Option<u32>) -> u32 {
+    let rate = rate.map_or(0, |rate| rate.window);
+    rate.max(run.unwrap_or(0)).max(1)
 }
 
 fn validate_rate(rate: &FailureRateConfig) -> Result<FailureRate, ConfigError> {

@@ -51,6 +51,7 @@ fn expected() -> Config {
         half_open_probes: 2,
         success_threshold: 2,
         stripes: None,
+        failure_records: None,
         count_successes: false,
     }
 }
@@ -266,6 +267,30 @@ fn syntax_errors_give_the_position_in_one_line() {
         trailing.to_string().contains("trailing characters"),
         "{trailing}"
     );
+}
+
+#[test]
+fn failure_records_below_the_window_are_refused_after_parsing() {
+    refused(
+        Format::Toml,
+        "failure_records = 10\nfailure_rate = { threshold = 0.5, window = 20 }\n",
+        "failure_records",
+        "must be at least the 20 calls the rules look back over, got 10",
+    );
+}
+
+#[test]
+fn a_file_that_reserves_failure_records_can_lengthen_the_window_later() {
+    let at_start = "failure_records = 1000\nfailure_rate = { threshold = 0.5, window = 20 }\n";
+    let breaker = Breaker::builder()
+        .config(Config::from_toml_str(at_start).unwrap())
+        .build()
+        .unwrap();
+    let later = "failure_records = 1000\nfailure_rate = { threshold = 0.5, window = 1000 }\n";
+    breaker
+        .reconfigure(Config::from_toml_str(later).unwrap())
+        .unwrap();
+    assert_eq!(breaker.config().failure_rate.unwrap().window, 1000);
 }
 
 #[test]

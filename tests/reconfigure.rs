@@ -117,6 +117,20 @@ fn refused_configurations_change_nothing() {
             },
             "half_open_probes",
         ),
+        (
+            Config {
+                failure_records: Some(64),
+                ..before
+            },
+            "failure_records",
+        ),
+        (
+            Config {
+                failure_records: Some(10),
+                ..before
+            },
+            "failure_records",
+        ),
     ];
     for (config, field) in cases {
         let err = breaker.reconfigure(config).expect_err(field);
@@ -130,6 +144,68 @@ fn refused_configurations_change_nothing() {
             ..before
         })
         .unwrap();
+}
+
+#[test]
+fn reserved_failure_records_let_a_longer_window_apply() {
+    let clock = ManualClock::new();
+    let breaker = Breaker::builder()
+        .failure_rate(0.5, 4)
+        .failure_records(40)
+        .clock(clock)
+        .build()
+        .unwrap();
+    record(&breaker, "ssss");
+    let longer = Config {
+        failure_rate: rate(0.5, 40),
+        ..breaker.config()
+    };
+    breaker.reconfigure(longer).unwrap();
+    assert_eq!(breaker.config(), longer);
+    // Half of 40 trips; with the window of 4 the second failure of "sf sf" would have.
+    for round in 1..20 {
+        record(&breaker, "sf");
+        assert_eq!(
+            breaker.state(),
+            State::Closed,
+            "{round} failures of the last 40 calls"
+        );
+    }
+    assert_eq!(breaker.metrics().window_failures, 19);
+    record(&breaker, "sf");
+    assert_eq!(breaker.state(), State::Open, "20 failures of the last 40");
+    // A reservation the rules already exceed is refused at build time, naming it.
+    let err = Breaker::builder()
+        .failure_rate(0.5, 100)
+        .failure_records(40)
+        .build()
+        .unwrap_err();
+    assert_eq!(err.field(), "failure_records", "{err}");
+    // A configuration that keeps the reservation of 40 cannot look back further...
+    let err = breaker
+        .reconfigure(Config {
+            consecutive_failures: Some(41),
+            ..longer
+        })
+        .unwrap_err();
+    assert_eq!(err.field(), "failure_records", "{err}");
+    // ...but the records were rounded up to 64: one that names 64, or none, can.
+    breaker
+        .reconfigure(Config {
+            consecutive_failures: Some(64),
+            failure_records: Some(64),
+            ..longer
+        })
+        .unwrap();
+    let err = breaker
+        .reconfigure(Config {
+            failure_rate: rate(0.5, 65),
+            failure_records: None,
+            ..longer
+        })
+        .unwrap_err();
+    assert_eq!(err.field(), "failure_rate.window", "{err}");
+    assert!(err.reason().contains("keeps 64"), "{err}");
 }
 
 #[test]

@@ -308,6 +308,7 @@ struct RawSettings {
     half_open_probes: Option<usize>,
     success_threshold: Option<usize>,
     stripes: Option<usize>,
+    failure_records: Option<usize>,
 }
 
 impl RawSettings {
@@ -324,6 +325,7 @@ impl RawSettings {
             half_open_probes: option(u, |u| count(u, MAX_PROBES))?,
             success_threshold: option(u, |u| count(u, MAX_PROBES))?,
             stripes: option(u, |u| count(u, MAX_STRIPES))?,
+            failure_records: option(u, |u| count(u, MAX_WINDOW))?,
         })
     }
 
@@ -348,6 +350,9 @@ impl RawSettings {
         }
         if let Some(stripes) = self.stripes {
             builder = builder.stripes(stripes);
+        }
+        if let Some(records) = self.failure_records {
+            builder = builder.failure_records(records);
         }
         builder
     }
@@ -392,6 +397,13 @@ impl RawSettings {
         }
         if !self.stripes.is_none_or(|n| within(n, MAX_STRIPES)) {
             return Err("stripes");
+        }
+        if let Some(records) = self.failure_records {
+            let rate_window = failure_rate.map_or(0, |(_, window, _)| window as usize);
+            let looked_back = rate_window.max(self.consecutive_failures.unwrap_or(0));
+            if !within(records, MAX_WINDOW) || records < looked_back {
+                return Err("failure_records");
+            }
         }
         let half_open_probes = self.half_open_probes.unwrap_or(1);
         if !within(half_open_probes, MAX_PROBES) {

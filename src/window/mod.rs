@@ -141,7 +141,7 @@ fn generation_is_older(old: u32, new: u32) -> bool {
 
 impl Window {
     pub(crate) fn new(settings: &Settings, generation: u32) -> Self {
-        let capacity = settings.failure_records_needed().next_power_of_two();
+        let capacity = (settings.failure_records as usize).next_power_of_two();
         Window {
             word: CachePadded::new(AtomicU64::new(Self::empty(settings, generation).0)),
             ring: FailureRing::new(capacity),
