@@ -883,14 +883,19 @@ mod tests {
         }
     }
 
-    #[test]
-    fn an_aging_count_at_the_top_of_32_bits_wraps_within_its_generation() {
+    /// A dirty window of generation 7, with stripes enough for every test thread to own one.
+    fn dirty_window_of_7() -> (Window, Stripes) {
         let (window, _, _) = window_of_four();
-        let stripes = Stripes::new(64);
-        let stripe = own_stripe(&stripes);
         window
             .word
             .store(WindowWord::empty(7, Mode::Dirty).0, Ordering::Relaxed);
+        (window, Stripes::new(64))
+    }
+
+    #[test]
+    fn an_aging_count_at_the_top_of_32_bits_wraps_within_its_generation() {
+        let (window, stripes) = dirty_window_of_7();
+        let stripe = own_stripe(&stripes);
         // The highest count, and a hint that says the stripe's turn to check has not come:
         // the quick path must still not add one into the generation's half of the word.
         let top = pack_stripe_count(7, u32::MAX);
@@ -908,12 +913,8 @@ mod tests {
 
     #[test]
     fn a_stripe_of_an_older_generation_is_not_aged_on_the_quick_path() {
-        let (window, _, _) = window_of_four();
-        let stripes = Stripes::new(64);
+        let (window, stripes) = dirty_window_of_7();
         let stripe = own_stripe(&stripes);
-        window
-            .word
-            .store(WindowWord::empty(7, Mode::Dirty).0, Ordering::Relaxed);
         // Generation 6 left a count and a hint far ahead of it.
         stripe
             .window_successes

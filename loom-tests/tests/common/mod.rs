@@ -284,12 +284,17 @@ pub fn check_against_model(
         for &call in after {
             make(&breaker, call);
         }
-        let got = final_of(&breaker);
-        assert!(
-            allowed.contains(&got),
-            "breaker ended in {got:?}, which no interleaving of the reference model reaches: {allowed:?}"
-        );
+        assert_reached(&allowed, &breaker);
     });
+}
+
+/// Asserts that `breaker` ended in one of the `allowed` ends of the reference model.
+pub fn assert_reached(allowed: &HashSet<Final>, breaker: &Breaker<ManualClock>) {
+    let got = final_of(breaker);
+    assert!(
+        allowed.contains(&got),
+        "breaker ended in {got:?}, which no interleaving of the reference model reaches: {allowed:?}"
+    );
 }
 
 /// A reference-model configuration with a failure-rate rule only.
