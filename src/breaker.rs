@@ -436,9 +436,19 @@ impl<C: Clock> Breaker<C> {
 
     /// Opens the breaker from a state word that `expected` accepts.
     fn open_from(&self, expected: impl Fn(StateWord) -> bool, trigger: Trigger) {
+        self.open_from_for(expected, trigger, self.settings().open_duration);
+    }
+
+    /// [`open_from`](Breaker::open_from) with an open period of its own; the generation it
+    /// opened, if it did.
+    fn open_from_for(
+        &self,
+        expected: impl Fn(StateWord) -> bool,
+        trigger: Trigger,
+        open_for: Duration,
+    ) -> Option<u32> {
         let now = self.clock.now_nanos();
-        let settings = self.settings();
-        let open_for = settings.open_duration;
+        let open_for_nanos = crate::clock::saturating_nanos(open_for);
         let backoff = Backoff::new();
         let mut word = StateWord(self.control.state.load(Ordering::Acquire));
         while expected(word) {
@@ -446,7 +456,7 @@ impl<C: Clock> Breaker<C> {
             // Deadline first, then the state: see `open_deadline.rs`.
             self.control.deadline.publish(
                 next.generation(),
-                now.saturating_add(settings.open_duration_nanos()),
+                now.saturating_add(open_for_nanos),
                 || expected(StateWord(self.control.state.load(Ordering::Acquire))),
             );
             match self.control.state.compare_exchange(
@@ -458,12 +468,13 @@ impl<C: Clock> Breaker<C> {
                 Ok(_) => {
                     self.transitions.openings.fetch_add(1, Ordering::Relaxed);
                     self.announce(word, next, trigger, Some(open_for));
-                    return;
+                    return Some(next.generation());
                 }
                 Err(seen) => word = StateWord(seen),
             }
             backoff.spin();
         }
+        None
     }
 
     /// A probe of `generation` succeeded: close once enough have.
@@ -524,6 +535,71 @@ impl<C: Clock> Breaker<C> {
             }
             backoff.spin();
         }
+    }
+
+    /// Opens a closed or half-open breaker for `duration`, as if it had tripped but with this
+    /// open period: for a decision made elsewhere, such as another instance that saw the
+    /// dependency fail (see [`shared`](crate::shared)). When the period ends the breaker
+    /// probes as after any opening. A breaker whose open period has ended but that no call
+    /// has moved to half-open yet opens anew; one still in its open period, or forced, is left
+    /// as it is. Returns whether this call opened it; listeners see [`Trigger::External`].
+    ///
+    /// # Errors
+    ///
+    /// A [`ConfigError`] naming `open_for` if `duration` is under a microsecond or above
+    /// [`MAX_OPEN_DURATION`](crate::MAX_OPEN_DURATION); nothing changes then.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use hotbreaker::{Breaker, State};
+    /// use std::time::Duration;
+    ///
+    /// let breaker = Breaker::builder().build()?;
+    /// assert!(breaker.open_for(Duration::from_secs(5))?);
+    /// assert_eq!(breaker.state(), State::Open);
+    /// assert!(!breaker.open_for(Duration::from_secs(5))?, "already open");
+    /// # Ok::<(), hotbreaker::ConfigError>(())
+    /// ```
+    pub fn open_for(&self, duration: Duration) -> Result<bool, ConfigError> {
+        if duration < Duration::from_micros(1) || duration > crate::MAX_OPEN_DURATION {
+            return Err(ConfigError::new(
+                "open_for",
+                format!(
+                    "must be at least 1 µs and at most {} s, got {duration:?}",
+                    crate::MAX_OPEN_DURATION.as_secs()
+                ),
+            ));
+        }
+        Ok(self.open_externally(duration).is_some())
+    }
+
+    /// [`open_for`](Breaker::open_for) with a checked `duration`: the generation it opened.
+    pub(crate) fn open_externally(&self, duration: Duration) -> Option<u32> {
+        self.open_from_for(
+            |word| match word.state() {
+                State::Closed | State::HalfOpen => true,
+                State::Open => self.open_period_over(word),
+                State::ForcedOpen | State::ForcedClosed => false,
+            },
+            Trigger::External,
+            duration,
+        )
+    }
+
+    /// The generation of the breaker's opening and what is left of its open period, while it
+    /// is open (not forced) and the period runs. (For `shared`, which loom builds leave out.)
+    #[cfg(not(loom))]
+    pub(crate) fn current_opening(&self) -> Option<(u32, Duration)> {
+        let word = StateWord(self.control.state.load(Ordering::Acquire));
+        if word.state() != State::Open {
+            return None;
+        }
+        let remaining = self
+            .control
+            .deadline
+            .remaining_nanos(word.generation(), self.clock.now_nanos())?;
+        Some((word.generation(), Duration::from_nanos(remaining)))
     }
 
     /// Opens the breaker until [`reset`](Breaker::reset) or

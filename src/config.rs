@@ -286,10 +286,6 @@ impl Settings {
         })
     }
 
-    pub(crate) fn open_duration_nanos(&self) -> u64 {
-        crate::clock::saturating_nanos(self.open_duration)
-    }
-
     /// Failure records a rule may look back over: the most failures the rate window can hold,
     /// or the run length.
     pub(crate) fn failure_records_needed(&self) -> usize {

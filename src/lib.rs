@@ -18,6 +18,8 @@ pub mod metrics_export;
 mod open_deadline;
 mod permit;
 mod registry;
+#[cfg(not(loom))]
+pub mod shared;
 mod state;
 mod stripes;
 mod sync;

@@ -30,6 +30,9 @@ pub enum Trigger {
     /// [`force_open`](crate::Breaker::force_open), [`force_closed`](crate::Breaker::force_closed)
     /// or [`reset`](crate::Breaker::reset) was called.
     Manual,
+    /// [`open_for`](crate::Breaker::open_for) was called: the opening was decided outside this
+    /// breaker, for example by another instance (see [`shared`](crate::shared)).
+    External,
 }
 
 /// One state transition, as passed to listeners.

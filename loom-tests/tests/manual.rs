@@ -4,9 +4,9 @@
 
 mod common;
 
-use common::{Events, Role, check_each_order, small, spawn_in};
-use hotbreaker::State;
+use common::{Events, OPEN, Role, check_each_order, small, spawn_in, trip_and_wait};
 use hotbreaker::testing::assert_one_chain;
+use hotbreaker::{State, Trigger};
 
 /// `force_open` and `reset` race a failure; two failures in a row would trip.
 ///
@@ -62,5 +62,97 @@ fn force_open_and_reset_race_a_failure() {
                 "{metrics:?}, permit {permit_generation:?}"
             );
         }
+    });
+}
+
+/// `open_for` (an opening decided elsewhere) races a failure that trips the breaker.
+///
+/// Checks that exactly one of them opens it: one opening, one transition, from `Closed`, and
+/// the breaker open.
+///
+/// Catches: an external opening that is not a compare-and-swap from the state it checked (it
+/// opens a breaker the trip opened already: two openings, or a chain that leaves `Open` for
+/// `Open` twice), and one that opens a breaker in any state.
+#[test]
+fn open_for_races_a_trip() {
+    check_each_order(2, 2, |order| {
+        let events = Events::default();
+        let (breaker, _clock) =
+            small(|b| b.consecutive_failures(1).on_transition(events.listener()));
+        let caller: Role<bool> = {
+            let breaker = breaker.clone();
+            Box::new(move || breaker.try_acquire().map(|p| p.failure()).is_ok())
+        };
+        let opener: Role<bool> = {
+            let breaker = breaker.clone();
+            Box::new(move || breaker.open_for(OPEN).unwrap())
+        };
+        let [admitted, opened] = spawn_in(order, vec![caller, opener])[..] else {
+            unreachable!("two roles")
+        };
+
+        let mut events = events.take();
+        let state = assert_one_chain(&mut events);
+        assert_eq!(state, State::Open, "{events:?}");
+        assert_eq!(events.len(), 1, "one opening: {events:?}");
+        assert_eq!(breaker.metrics().openings, 1);
+        // The opener reports whether it opened; if it did, the failure came after (rejected,
+        // or its verdict stale).
+        let by_trip = events[0].trigger != Trigger::External;
+        assert_eq!(opened, !by_trip, "{events:?}");
+        assert!(
+            admitted || opened,
+            "a rejected call means the opener came first"
+        );
+    });
+}
+
+/// `open_for` races the first call after an open period, a probe whose success would close
+/// the breaker.
+///
+/// Checks that the breaker ends open whatever the order (opened before the probe was
+/// admitted, opened while it was out and its verdict stale, or opened after it closed the
+/// breaker), with the transitions one chain and the last of them the external opening.
+///
+/// Catches: an external opening that loses to the closing without noticing (the breaker ends
+/// closed although `open_for` came last), and a probe verdict counted after the opening.
+#[test]
+fn open_for_races_a_closing_probe() {
+    check_each_order(2, 2, |order| {
+        let events = Events::default();
+        let (breaker, clock) =
+            small(|b| b.consecutive_failures(1).on_transition(events.listener()));
+        trip_and_wait(&breaker, &clock);
+        let prober: Role<bool> = {
+            let breaker = breaker.clone();
+            Box::new(move || match breaker.try_acquire() {
+                Ok(probe) => {
+                    assert!(probe.is_probe());
+                    probe.success();
+                    true
+                }
+                Err(_) => false, // the opener came first
+            })
+        };
+        let opener: Role<bool> = {
+            let breaker = breaker.clone();
+            Box::new(move || breaker.open_for(OPEN).unwrap())
+        };
+        let [probed, opened] = spawn_in(order, vec![prober, opener])[..] else {
+            unreachable!("two roles")
+        };
+
+        let mut events = events.take();
+        let state = assert_one_chain(&mut events);
+        assert_eq!(state, State::Open, "{events:?}");
+        assert!(
+            opened,
+            "closed or half-open, the opener opens it: {events:?}"
+        );
+        assert_eq!(breaker.state(), State::Open);
+        let last = events.last().unwrap();
+        assert_eq!(last.trigger, Trigger::External, "{events:?}");
+        let half_opened = events.iter().any(|e| e.to == State::HalfOpen);
+        assert_eq!(probed, half_opened, "{events:?}");
     });
 }

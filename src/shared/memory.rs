@@ -1,0 +1,69 @@
+//! An opening store in memory: for instances in one process, and for tests.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use super::{OpeningStore, StoreError, from_unix_millis, unix_millis};
+use crate::sync::Swappable;
+
+/// Deadlines kept in this process. Clones share them, so each instance (a
+/// [`SharedOpenings`](super::SharedOpenings)) takes a clone.
+///
+/// Lock-free: a publish replaces the whole map by compare-and-swap, which suits names that
+/// number in the tens and openings that come seconds apart.
+#[derive(Clone)]
+pub struct MemoryStore {
+    deadlines: Arc<Swappable<HashMap<String, u64>>>,
+}
+
+impl MemoryStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        MemoryStore {
+            deadlines: Arc::new(Swappable::new(HashMap::new())),
+        }
+    }
+}
+
+impl Default for MemoryStore {
+    fn default() -> Self {
+        MemoryStore::new()
+    }
+}
+
+impl std::fmt::Debug for MemoryStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemoryStore")
+            .field("names", &self.deadlines.load().len())
+            .finish()
+    }
+}
+
+impl OpeningStore for MemoryStore {
+    fn publish(&mut self, name: &str, until: SystemTime) -> Result<(), StoreError> {
+        let until = unix_millis(until);
+        let mut current = self.deadlines.load_full();
+        loop {
+            if current.get(name).is_some_and(|&kept| kept >= until) {
+                return Ok(());
+            }
+            let mut next = HashMap::clone(&current);
+            next.insert(name.to_owned(), until);
+            match self.deadlines.compare_and_swap(&current, next) {
+                Ok(()) => return Ok(()),
+                Err(found) => current = found,
+            }
+        }
+    }
+
+    fn open_until(&mut self, name: &str) -> Result<Option<SystemTime>, StoreError> {
+        let now = unix_millis(SystemTime::now());
+        Ok(self
+            .deadlines
+            .load()
+            .get(name)
+            .filter(|&&until| until > now)
+            .map(|&until| from_unix_millis(until)))
+    }
+}

@@ -1,0 +1,141 @@
+//! Openings shared between instances: when one instance's breaker trips, the others open too,
+//! for the rest of its open period, instead of each learning from its own failed calls.
+//!
+//! Nothing here is on a call path. A [`SharedOpenings`] follows named breakers and, each time
+//! it is polled (from a thread of its own with [`SharedOpenings::spawn_polling`], or from the
+//! caller's own timer with [`SharedOpenings::poll`]):
+//!
+//! 1. publishes every opening a followed breaker made by itself (a trip or a failed probe) to
+//!    an [`OpeningStore`], as a wall-clock deadline under the breaker's name; the store keeps
+//!    the later of two deadlines;
+//! 2. reads each name's deadline back, and opens a closed or half-open breaker until it
+//!    ([`Breaker::open_for`](crate::Breaker::open_for), [`Trigger::External`](crate::Trigger::External)).
+//!
+//! Closing stays local: when the period ends, each instance probes the dependency on its own,
+//! and one whose probe fails opens again and publishes that. An opening that came from the
+//! store is never published back. How soon the others follow is the polling interval; how far
+//! their periods end apart is that plus the difference between the machines' wall clocks.
+//!
+//! This is what the article's "keep the breaker's state in a store shared by all instances"
+//! asks for, without the cost other breakers pay for it: no lock and no round trip to the
+//! store around the protected calls, which keep deciding from the local state word.
+//!
+//! Stores: [`MemoryStore`] (instances in one process, and tests), and with the `redis` feature
+//! [`RedisStore`], a small client of its own for one Redis server (no TLS, no cluster).
+//!
+//! # Examples
+//!
+//! ```
+//! use std::sync::Arc;
+//! use std::time::Duration;
+//! use hotbreaker::shared::{MemoryStore, SharedOpenings};
+//! use hotbreaker::{Breaker, State};
+//!
+//! let store = MemoryStore::new(); // a RedisStore between processes
+//! let here = Arc::new(Breaker::builder().consecutive_failures(1).build()?);
+//! let there = Arc::new(Breaker::builder().consecutive_failures(1).build()?);
+//! let mut follow_here = SharedOpenings::new(store.clone()).follow("payments", here.clone());
+//! let mut follow_there = SharedOpenings::new(store).follow("payments", there.clone());
+//!
+//! here.try_acquire().unwrap().failure(); // this instance trips
+//! follow_here.poll(); // ...and publishes its opening
+//! follow_there.poll(); // the other instance reads it
+//! assert_eq!(there.state(), State::Open);
+//! # Ok::<(), hotbreaker::ConfigError>(())
+//! ```
+
+mod follower;
+mod memory;
+#[cfg(feature = "redis")]
+mod redis;
+
+use std::error::Error;
+use std::fmt;
+use std::time::SystemTime;
+
+pub use follower::{PollReport, Polling, SharedOpenings};
+pub use memory::MemoryStore;
+#[cfg(feature = "redis")]
+#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
+pub use redis::RedisStore;
+
+/// Where instances leave the deadlines of their openings for each other.
+///
+/// A deadline is wall-clock time ([`SystemTime`]), since instances on different machines share
+/// no other clock. Implementations must keep, per name, the latest deadline published, and
+/// may forget one once it has passed.
+pub trait OpeningStore: Send {
+    /// Records that the dependency behind `name` is failing until `until`, unless a later
+    /// deadline is already recorded for it.
+    ///
+    /// # Errors
+    ///
+    /// A [`StoreError`] when the store cannot be reached or refuses the write.
+    fn publish(&mut self, name: &str, until: SystemTime) -> Result<(), StoreError>;
+
+    /// The deadline recorded for `name`, if there is one that has not passed.
+    ///
+    /// # Errors
+    ///
+    /// A [`StoreError`] when the store cannot be reached or answers something unexpected.
+    fn open_until(&mut self, name: &str) -> Result<Option<SystemTime>, StoreError>;
+}
+
+/// A store could not be read or written; the message says what happened.
+#[derive(Debug)]
+pub struct StoreError {
+    message: String,
+    source: Option<Box<dyn Error + Send + Sync>>,
+}
+
+impl StoreError {
+    /// An error with `message` and no underlying cause.
+    pub fn new(message: impl Into<String>) -> Self {
+        StoreError {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// An error with `message`, caused by `source`.
+    pub fn with_source(
+        message: impl Into<String>,
+        source: impl Error + Send + Sync + 'static,
+    ) -> Self {
+        StoreError {
+            message: message.into(),
+            source: Some(Box::new(source)),
+        }
+    }
+}
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.source {
+            Some(source) => write!(f, "{}: {source}", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+impl Error for StoreError {
+    fn source(&self) -> Option<&(dyn Error + 'static)> {
+        self.source
+            .as_deref()
+            .map(|source| source as &(dyn Error + 'static))
+    }
+}
+
+/// Milliseconds since the Unix epoch: how deadlines travel through stores. A time before
+/// the epoch is 0.
+pub(crate) fn unix_millis(time: SystemTime) -> u64 {
+    time.duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |since| {
+            u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
+        })
+}
+
+/// The [`SystemTime`] `millis` after the Unix epoch.
+pub(crate) fn from_unix_millis(millis: u64) -> SystemTime {
+    SystemTime::UNIX_EPOCH + std::time::Duration::from_millis(millis)
+}

@@ -1,0 +1,356 @@
+//! An opening store on a Redis server, through a small client of its own: two commands in
+//! RESP2 over one TCP connection, so the feature adds no dependency.
+
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::time::{Duration, SystemTime};
+
+use super::{OpeningStore, StoreError, from_unix_millis, unix_millis};
+
+/// Keeps the later deadline under a key, and lets Redis forget it when it passes. One script,
+/// so that two instances publishing at once cannot leave the earlier deadline.
+const PUBLISH_SCRIPT: &str = "\
+local kept = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
+if kept < tonumber(ARGV[1]) then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return 1
+end
+return 0";
+
+/// The longest reply line or bulk string read: a deadline is a few digits, and a garbled
+/// length must not make the client allocate gigabytes.
+const LONGEST_REPLY: usize = 64 * 1024;
+
+/// Deadlines kept on one Redis server, one key per name (`hotbreaker:open:NAME` unless
+/// [`key_prefix`](RedisStore::key_prefix) says otherwise), each expiring when it passes.
+///
+/// Connects on first use and again after any error. Plain TCP with an optional password: no
+/// TLS, no cluster, no sentinel.
+///
+/// # Examples
+///
+/// ```no_run
+/// use std::sync::Arc;
+/// use std::time::Duration;
+/// use hotbreaker::Breaker;
+/// use hotbreaker::shared::{RedisStore, SharedOpenings};
+///
+/// let payments = Arc::new(Breaker::builder().build()?);
+/// let store = RedisStore::new("127.0.0.1:6379").key_prefix("checkout:breaker:");
+/// let _polling = SharedOpenings::new(store)
+///     .follow("payments", payments.clone())
+///     .spawn_polling(Duration::from_millis(250), |name, error| eprintln!("{name}: {error}"))?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct RedisStore {
+    address: String,
+    password: Option<String>,
+    prefix: String,
+    timeout: Duration,
+    connection: Option<Connection>,
+}
+
+struct Connection {
+    reader: BufReader<TcpStream>,
+    writer: TcpStream,
+}
+
+/// One RESP2 reply.
+#[derive(Debug, PartialEq, Eq)]
+enum Reply {
+    Simple(String),
+    Integer(i64),
+    Bulk(Option<Vec<u8>>),
+    Array(Vec<Reply>),
+}
+
+impl RedisStore {
+    /// A store on the server at `address` (`host:port`). Nothing is connected until the first
+    /// call.
+    pub fn new(address: impl Into<String>) -> Self {
+        RedisStore {
+            address: address.into(),
+            password: None,
+            prefix: "hotbreaker:open:".to_owned(),
+            timeout: Duration::from_secs(1),
+            connection: None,
+        }
+    }
+
+    /// Authenticates with `password` (Redis `AUTH`) on every new connection.
+    pub fn password(mut self, password: impl Into<String>) -> Self {
+        self.password = Some(password.into());
+        self
+    }
+
+    /// Puts each name's deadline under `prefix` followed by the name.
+    pub fn key_prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.prefix = prefix.into();
+        self
+    }
+
+    /// How long connecting, and each read or write, may take (1 s unless set).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Checks that the server answers (`PING`).
+    ///
+    /// # Errors
+    ///
+    /// A [`StoreError`] if it cannot be reached or does not answer `PONG`.
+    pub fn ping(&mut self) -> Result<(), StoreError> {
+        match self.command(&[b"PING"])? {
+            Reply::Simple(pong) if pong == "PONG" => Ok(()),
+            other => Err(unexpected("PING", &other)),
+        }
+    }
+
+    fn key(&self, name: &str) -> String {
+        format!("{}{name}", self.prefix)
+    }
+
+    /// Sends one command and reads its reply, connecting first if needed; any error drops
+    /// the connection, so that the next command starts from a clean one.
+    fn command(&mut self, args: &[&[u8]]) -> Result<Reply, StoreError> {
+        if self.connection.is_none() {
+            self.connection = Some(self.connect()?);
+        }
+        let connection = self.connection.as_mut().expect("connected above");
+        let result = round_trip(connection, args);
+        if result.is_err() {
+            self.connection = None;
+        }
+        result
+    }
+
+    fn connect(&self) -> Result<Connection, StoreError> {
+        let failed = |error| StoreError::with_source(format!("redis {}", self.address), error);
+        let mut last_error = io::Error::new(io::ErrorKind::NotFound, "no address");
+        for address in self.address.to_socket_addrs().map_err(failed)? {
+            match TcpStream::connect_timeout(&address, self.timeout) {
+                Ok(stream) => {
+                    stream
+                        .set_read_timeout(Some(self.timeout))
+                        .map_err(failed)?;
+                    stream
+                        .set_write_timeout(Some(self.timeout))
+                        .map_err(failed)?;
+                    stream.set_nodelay(true).map_err(failed)?;
+                    let mut connection = Connection {
+                        reader: BufReader::new(stream.try_clone().map_err(failed)?),
+                        writer: stream,
+                    };
+                    if let Some(password) = &self.password {
+                        match round_trip(&mut connection, &[b"AUTH", password.as_bytes()])? {
+                            Reply::Simple(ok) if ok == "OK" => {}
+                            other => return Err(unexpected("AUTH", &other)),
+                        }
+                    }
+                    return Ok(connection);
+                }
+                Err(error) => last_error = error,
+            }
+        }
+        Err(failed(last_error))
+    }
+}
+
+impl std::fmt::Debug for RedisStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisStore")
+            .field("address", &self.address)
+            .field("prefix", &self.prefix)
+            .field("timeout", &self.timeout)
+            .field("connected", &self.connection.is_some())
+            .finish_non_exhaustive() // the password stays out of logs
+    }
+}
+
+impl OpeningStore for RedisStore {
+    fn publish(&mut self, name: &str, until: SystemTime) -> Result<(), StoreError> {
+        let until = unix_millis(until);
+        let now = unix_millis(SystemTime::now());
+        if until <= now {
+            return Ok(()); // nothing left to share
+        }
+        let key = self.key(name);
+        let (until, ttl) = (until.to_string(), (until - now).to_string());
+        match self.command(&[
+            b"EVAL",
+            PUBLISH_SCRIPT.as_bytes(),
+            b"1",
+            key.as_bytes(),
+            until.as_bytes(),
+            ttl.as_bytes(),
+        ])? {
+            Reply::Integer(_) => Ok(()),
+            other => Err(unexpected("EVAL", &other)),
+        }
+    }
+
+    fn open_until(&mut self, name: &str) -> Result<Option<SystemTime>, StoreError> {
+        let key = self.key(name);
+        let until = match self.command(&[b"GET", key.as_bytes()])? {
+            Reply::Bulk(None) => return Ok(None),
+            Reply::Bulk(Some(bytes)) => std::str::from_utf8(&bytes)
+                .ok()
+                .and_then(|text| text.parse::<u64>().ok())
+                .ok_or_else(|| {
+                    StoreError::new(format!(
+                        "redis key {key} holds {:?}, not a deadline in Unix milliseconds",
+                        String::from_utf8_lossy(&bytes)
+                    ))
+                })?,
+            other => return Err(unexpected("GET", &other)),
+        };
+        Ok((until > unix_millis(SystemTime::now())).then(|| from_unix_millis(until)))
+    }
+}
+
+fn unexpected(command: &str, reply: &Reply) -> StoreError {
+    StoreError::new(format!("redis answered {command} with {reply:?}"))
+}
+
+fn round_trip(connection: &mut Connection, args: &[&[u8]]) -> Result<Reply, StoreError> {
+    let io_failed = |error| StoreError::with_source("redis connection", error);
+    connection
+        .writer
+        .write_all(&encode(args))
+        .map_err(io_failed)?;
+    read_reply(&mut connection.reader, 0)
+}
+
+/// A command as a RESP2 array of bulk strings.
+fn encode(args: &[&[u8]]) -> Vec<u8> {
+    let mut out = format!("*{}\r\n", args.len()).into_bytes();
+    for arg in args {
+        out.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
+        out.extend_from_slice(arg);
+        out.extend_from_slice(b"\r\n");
+    }
+    out
+}
+
+/// Reads one reply; an error reply (`-ERR ...`) is a [`StoreError`], as is anything that is
+/// not RESP2.
+fn read_reply(reader: &mut impl BufRead, depth: usize) -> Result<Reply, StoreError> {
+    let line = read_line(reader)?;
+    let (kind, rest) = line
+        .split_first()
+        .ok_or_else(|| StoreError::new("redis sent an empty line"))?;
+    let text = std::str::from_utf8(rest)
+        .map_err(|_| StoreError::new("redis sent a reply line that is not UTF-8"))?;
+    let number = || {
+        text.parse::<i64>()
+            .map_err(|_| StoreError::new(format!("redis sent {text:?} for a number")))
+    };
+    match kind {
+        b'+' => Ok(Reply::Simple(text.to_owned())),
+        b'-' => Err(StoreError::new(format!("redis: {text}"))),
+        b':' => Ok(Reply::Integer(number()?)),
+        b'$' => match number()? {
+            -1 => Ok(Reply::Bulk(None)),
+            length if (0..=LONGEST_REPLY as i64).contains(&length) => {
+                let mut bytes = vec![0; length as usize + 2];
+                reader
+                    .read_exact(&mut bytes)
+                    .map_err(|error| StoreError::with_source("redis connection", error))?;
+                if !bytes.ends_with(b"\r\n") {
+                    return Err(StoreError::new("redis sent a bulk string without its CRLF"));
+                }
+                bytes.truncate(length as usize);
+                Ok(Reply::Bulk(Some(bytes)))
+            }
+            length => Err(StoreError::new(format!(
+                "redis sent a bulk string of {length} bytes"
+            ))),
+        },
+        b'*' if depth < 4 => match number()? {
+            -1 => Ok(Reply::Array(Vec::new())),
+            count if (0..=1024).contains(&count) => (0..count)
+                .map(|_| read_reply(reader, depth + 1))
+                .collect::<Result<_, _>>()
+                .map(Reply::Array),
+            count => Err(StoreError::new(format!(
+                "redis sent an array of {count} items"
+            ))),
+        },
+        _ => Err(StoreError::new(format!(
+            "redis sent a reply starting with {:?}",
+            char::from(*kind)
+        ))),
+    }
+}
+
+/// One CRLF-terminated line, without the CRLF.
+fn read_line(reader: &mut impl BufRead) -> Result<Vec<u8>, StoreError> {
+    let mut line = Vec::new();
+    reader
+        .take(LONGEST_REPLY as u64)
+        .read_until(b'\n', &mut line)
+        .map_err(|error| StoreError::with_source("redis connection", error))?;
+    if !line.ends_with(b"\r\n") {
+        return Err(StoreError::new(if line.is_empty() {
+            "redis closed the connection"
+        } else {
+            "redis sent a line without CRLF, or one too long"
+        }));
+    }
+    line.truncate(line.len() - 2);
+    Ok(line)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(bytes: &[u8]) -> Result<Reply, StoreError> {
+        read_reply(&mut BufReader::new(bytes), 0)
+    }
+
+    #[test]
+    fn commands_are_arrays_of_bulk_strings() {
+        assert_eq!(
+            encode(&[b"GET", b"hotbreaker:open:a"]),
+            b"*2\r\n$3\r\nGET\r\n$17\r\nhotbreaker:open:a\r\n"
+        );
+    }
+
+    #[test]
+    fn every_reply_kind_is_read() {
+        assert_eq!(parse(b"+PONG\r\n").unwrap(), Reply::Simple("PONG".into()));
+        assert_eq!(parse(b":1\r\n").unwrap(), Reply::Integer(1));
+        assert_eq!(parse(b"$-1\r\n").unwrap(), Reply::Bulk(None));
+        assert_eq!(
+            parse(b"$13\r\n1798000000000\r\n").unwrap(),
+            Reply::Bulk(Some(b"1798000000000".to_vec()))
+        );
+        assert_eq!(
+            parse(b"*2\r\n:1\r\n$0\r\n\r\n").unwrap(),
+            Reply::Array(vec![Reply::Integer(1), Reply::Bulk(Some(Vec::new()))])
+        );
+        let error = parse(b"-NOSCRIPT No matching script\r\n").unwrap_err();
+        assert_eq!(error.to_string(), "redis: NOSCRIPT No matching script");
+    }
+
+    #[test]
+    fn garbage_is_an_error_not_a_panic_or_a_huge_allocation() {
+        for bytes in [
+            &b""[..],
+            b"\r\n",
+            b"PONG\r\n",
+            b"+PONG",
+            b":x\r\n",
+            b"$99999999999\r\n",
+            b"$5\r\nab\r\n",
+            b"$2\r\nabcd",
+            b"*99999\r\n",
+            b"*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n:1\r\n",
+            b"+\xff\r\n",
+        ] {
+            assert!(parse(bytes).is_err(), "{bytes:?}");
+        }
+    }
+}

@@ -1,0 +1,196 @@
+//! Openings shared between instances through a store: published once, applied to the others,
+//! never echoed back, and the external opening ends and probes like any other.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use hotbreaker::shared::{MemoryStore, OpeningStore, SharedOpenings, StoreError};
+use hotbreaker::{Breaker, ManualClock, State, Transition, Trigger};
+
+const OPEN: Duration = Duration::from_secs(30);
+
+/// One instance: a breaker on its own manual clock that trips at the first failure, and the
+/// transitions it announced.
+struct Instance {
+    breaker: Arc<Breaker<ManualClock>>,
+    clock: ManualClock,
+    transitions: Arc<Mutex<Vec<Transition>>>,
+}
+
+fn instance() -> Instance {
+    instance_open_for(OPEN)
+}
+
+fn instance_open_for(open: Duration) -> Instance {
+    let clock = ManualClock::new();
+    let transitions = Arc::new(Mutex::new(Vec::new()));
+    let seen = transitions.clone();
+    let breaker = Breaker::builder()
+        .consecutive_failures(1)
+        .open_duration(open)
+        .clock(clock.clone())
+        .on_transition(move |t| seen.lock().unwrap().push(*t))
+        .build()
+        .unwrap();
+    Instance {
+        breaker: Arc::new(breaker),
+        clock,
+        transitions,
+    }
+}
+
+fn trip(instance: &Instance) {
+    instance.breaker.try_acquire().unwrap().failure();
+    assert_eq!(instance.breaker.state(), State::Open);
+}
+
+#[test]
+fn an_opening_reaches_the_other_instances_once() {
+    let store = MemoryStore::new();
+    let (a, b, c) = (instance(), instance(), instance());
+    let mut follow_a = SharedOpenings::new(store.clone()).follow("db", a.breaker.clone());
+    let mut follow_b = SharedOpenings::new(store.clone()).follow("db", b.breaker.clone());
+    let mut follow_c = SharedOpenings::new(store.clone()).follow("db", c.breaker.clone());
+
+    trip(&a);
+    let report = follow_a.poll();
+    assert_eq!((report.published, report.opened), (1, 0), "{report:?}");
+    let before = SystemTime::now();
+    let report = follow_b.poll();
+    assert_eq!((report.published, report.opened), (0, 1), "{report:?}");
+    assert_eq!(follow_c.poll().opened, 1);
+    for other in [&b, &c] {
+        assert_eq!(other.breaker.state(), State::Open);
+        let last = *other.transitions.lock().unwrap().last().unwrap();
+        assert_eq!(last.trigger, Trigger::External);
+        let open_for = last.open_for.unwrap();
+        assert!(
+            open_for <= OPEN && open_for > OPEN - Duration::from_secs(5),
+            "the rest of a's period: {open_for:?}"
+        );
+        assert!(
+            other
+                .breaker
+                .try_acquire()
+                .unwrap_err()
+                .retry_after()
+                .unwrap()
+                <= OPEN,
+            "rejections say when to come back"
+        );
+    }
+    // Nobody publishes an opening it was told about, and a's own deadline is no news to a.
+    for follower in [&mut follow_a, &mut follow_b, &mut follow_c] {
+        let report = follower.poll();
+        assert_eq!((report.published, report.opened), (0, 0), "{report:?}");
+    }
+    assert_eq!(b.breaker.metrics().openings, 1);
+    assert!(SystemTime::now() >= before);
+}
+
+#[test]
+fn the_external_opening_ends_in_a_probe_and_a_failed_probe_is_shared_again() {
+    let store = MemoryStore::new();
+    // b opens for twice as long as a on its own, so that its opening ends later.
+    let (a, b) = (instance(), instance_open_for(2 * OPEN));
+    let mut follow_a = SharedOpenings::new(store.clone()).follow("db", a.breaker.clone());
+    let mut follow_b = SharedOpenings::new(store.clone()).follow("db", b.breaker.clone());
+    trip(&a);
+    follow_a.poll();
+    follow_b.poll();
+    assert_eq!(b.breaker.state(), State::Open);
+
+    // b's own clock runs past the period it was given (a's): it probes, and the probe fails.
+    b.clock.advance(OPEN);
+    let probe = b.breaker.try_acquire().unwrap();
+    assert!(probe.is_probe());
+    probe.failure();
+    assert_eq!(b.breaker.state(), State::Open);
+    // That opening is b's own: published. The store keeps the later deadline, b's.
+    let report = follow_b.poll();
+    assert_eq!(report.published, 1, "{report:?}");
+    // a is still in its own period: left alone, and tried again later.
+    assert_eq!(follow_a.poll().opened, 0);
+    a.clock.advance(OPEN);
+    assert_eq!(a.breaker.state(), State::HalfOpen, "a's period is over");
+    let report = follow_a.poll();
+    assert_eq!(report.opened, 1, "b's later deadline reopens a: {report:?}");
+    assert_eq!(a.breaker.state(), State::Open);
+}
+
+#[test]
+fn forced_breakers_and_other_names_are_left_alone() {
+    let store = MemoryStore::new();
+    let (a, forced, other) = (instance(), instance(), instance());
+    forced.breaker.force_closed();
+    let mut follow_a = SharedOpenings::new(store.clone()).follow("db", a.breaker.clone());
+    let mut follow_rest = SharedOpenings::new(store.clone())
+        .follow("db", forced.breaker.clone())
+        .follow("cache", other.breaker.clone());
+    trip(&a);
+    follow_a.poll();
+    let report = follow_rest.poll();
+    assert_eq!((report.published, report.opened), (0, 0), "{report:?}");
+    assert_eq!(forced.breaker.state(), State::ForcedClosed);
+    assert_eq!(other.breaker.state(), State::Closed);
+}
+
+#[test]
+fn open_for_refuses_durations_it_cannot_keep() {
+    let breaker = Breaker::builder().build().unwrap();
+    for bad in [Duration::ZERO, Duration::from_secs(400 * 24 * 3600)] {
+        let err = breaker.open_for(bad).unwrap_err();
+        assert_eq!(err.field(), "open_for", "{err}");
+    }
+    assert_eq!(breaker.state(), State::Closed);
+    assert!(breaker.open_for(Duration::from_millis(5)).unwrap());
+    assert_eq!(breaker.state(), State::Open);
+}
+
+/// A store that fails every call, to see errors reported and the other names still polled.
+struct Unreachable;
+
+impl OpeningStore for Unreachable {
+    fn publish(&mut self, _: &str, _: SystemTime) -> Result<(), StoreError> {
+        Err(StoreError::new("unreachable"))
+    }
+    fn open_until(&mut self, _: &str) -> Result<Option<SystemTime>, StoreError> {
+        Err(StoreError::new("unreachable"))
+    }
+}
+
+#[test]
+fn store_errors_are_reported_per_name_and_retried() {
+    let (a, b) = (instance(), instance());
+    let mut follower = SharedOpenings::new(Unreachable)
+        .follow("a", a.breaker.clone())
+        .follow("b", b.breaker.clone());
+    trip(&a);
+    let report = follower.poll();
+    let names: Vec<&str> = report.errors.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["a", "a", "b"], "a's publish and read, b's read");
+    assert_eq!(report.published, 0);
+    // Not marked as published: the next poll tries again.
+    assert_eq!(follower.poll().errors.len(), 3);
+}
+
+#[test]
+fn polling_on_a_thread_applies_openings_and_stops_when_dropped() {
+    let store = MemoryStore::new();
+    let (a, b) = (instance(), instance());
+    let mut follow_a = SharedOpenings::new(store.clone()).follow("db", a.breaker.clone());
+    let polling = SharedOpenings::new(store)
+        .follow("db", b.breaker.clone())
+        .spawn_polling(Duration::from_millis(5), |name, error| {
+            panic!("{name}: {error}")
+        })
+        .unwrap();
+    trip(&a);
+    follow_a.poll();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while b.breaker.state() != State::Open {
+        assert!(std::time::Instant::now() < deadline, "never applied");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    drop(polling);
+}

@@ -1,0 +1,170 @@
+//! `RedisStore` against a real `redis-server`, started here on a free loopback port.
+//!
+//! Without `redis-server` on the PATH these tests say so and pass, unless
+//! `HOTBREAKER_REQUIRE_REDIS=1` is set (`.ci/run` installs the server and sets it), in which
+//! case they fail.
+
+#![cfg(feature = "redis")]
+
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use hotbreaker::shared::{OpeningStore, RedisStore, SharedOpenings};
+use hotbreaker::{Breaker, State};
+
+/// A `redis-server` of this test's own, killed when dropped.
+struct Server {
+    child: Child,
+    address: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start_server(extra: &[&str]) -> Option<Server> {
+    let found = Command::new("redis-server")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success());
+    if !found {
+        assert!(
+            std::env::var_os("HOTBREAKER_REQUIRE_REDIS").is_none(),
+            "HOTBREAKER_REQUIRE_REDIS is set and redis-server is not on the PATH"
+        );
+        eprintln!("redis-server not found: skipping (set HOTBREAKER_REQUIRE_REDIS=1 to fail)");
+        return None;
+    }
+    let port = TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+        .port();
+    let child = Command::new("redis-server")
+        .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+        .args(["--save", "", "--appendonly", "no"])
+        .args(extra)
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("redis-server starts");
+    let address = format!("127.0.0.1:{port}");
+    let server = Server { child, address };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while TcpStream::connect(&server.address).is_err() {
+        assert!(Instant::now() < deadline, "redis-server did not listen");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Some(server)
+}
+
+#[test]
+fn two_instances_share_an_opening_through_redis() {
+    let Some(server) = start_server(&[]) else {
+        return;
+    };
+    let here = Arc::new(
+        Breaker::builder()
+            .consecutive_failures(1)
+            .open_duration(Duration::from_secs(30))
+            .build()
+            .unwrap(),
+    );
+    let there = Arc::new(Breaker::builder().consecutive_failures(1).build().unwrap());
+    let mut follow_here =
+        SharedOpenings::new(RedisStore::new(&server.address)).follow("payments", here.clone());
+    let mut follow_there =
+        SharedOpenings::new(RedisStore::new(&server.address)).follow("payments", there.clone());
+
+    here.try_acquire().unwrap().failure();
+    let report = follow_here.poll();
+    assert_eq!(report.published, 1, "{report:?}");
+    let report = follow_there.poll();
+    assert_eq!(report.opened, 1, "{report:?}");
+    assert_eq!(there.state(), State::Open);
+    let retry_after = there.try_acquire().unwrap_err().retry_after().unwrap();
+    assert!(
+        retry_after > Duration::from_secs(20) && retry_after <= Duration::from_secs(30),
+        "the rest of the 30 s: {retry_after:?}"
+    );
+}
+
+#[test]
+fn the_store_keeps_the_later_deadline_and_forgets_passed_ones() {
+    let Some(server) = start_server(&[]) else {
+        return;
+    };
+    let mut store = RedisStore::new(&server.address).key_prefix("test:");
+    store.ping().unwrap();
+    let now = SystemTime::now();
+    let later = now + Duration::from_secs(60);
+    let sooner = now + Duration::from_secs(10);
+    store.publish("db", later).unwrap();
+    store.publish("db", sooner).unwrap();
+    let kept = store.open_until("db").unwrap().unwrap();
+    let millis = |t: SystemTime| {
+        t.duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap()
+            .as_millis()
+    };
+    assert_eq!(millis(kept), millis(later));
+    assert_eq!(store.open_until("cache").unwrap(), None);
+    // A deadline already passed is not published; one that passes expires in Redis.
+    store.publish("gone", now - Duration::from_secs(1)).unwrap();
+    assert_eq!(store.open_until("gone").unwrap(), None);
+    store
+        .publish("brief", SystemTime::now() + Duration::from_millis(30))
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while store.open_until("brief").unwrap().is_some() {
+        assert!(Instant::now() < deadline, "never expired");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn a_password_is_sent_and_a_wrong_one_is_an_error() {
+    let Some(server) = start_server(&["--requirepass", "s3cret"]) else {
+        return;
+    };
+    let mut without = RedisStore::new(&server.address);
+    let err = without.open_until("db").unwrap_err();
+    assert!(err.to_string().contains("NOAUTH"), "{err}");
+    let mut wrong = RedisStore::new(&server.address).password("nope");
+    assert!(wrong.ping().is_err());
+    let mut right = RedisStore::new(&server.address).password("s3cret");
+    right.ping().unwrap();
+    assert!(
+        !format!("{right:?}").contains("s3cret"),
+        "the password stays out of Debug"
+    );
+}
+
+#[test]
+fn a_server_that_goes_away_is_an_error_and_the_store_reconnects() {
+    let Some(server) = start_server(&[]) else {
+        return;
+    };
+    let address = server.address.clone();
+    let mut store = RedisStore::new(&address).timeout(Duration::from_millis(500));
+    store.ping().unwrap();
+    drop(server);
+    assert!(store.ping().is_err(), "the server is gone");
+    assert!(store.ping().is_err(), "and reconnecting fails too");
+    // A value in the key that is not a deadline is an error naming the key.
+    let Some(server) = start_server(&[]) else {
+        return;
+    };
+    let mut store = RedisStore::new(&server.address);
+    let mut raw = TcpStream::connect(&server.address).unwrap();
+    std::io::Write::write_all(&mut raw, b"SET hotbreaker:open:db soon\r\n").unwrap();
+    let mut reply = [0; 5];
+    std::io::Read::read_exact(&mut raw, &mut reply).unwrap();
+    assert_eq!(&reply, b"+OK\r\n");
+    let err = store.open_until("db").unwrap_err();
+    assert!(err.to_string().contains("hotbreaker:open:db"), "{err}");
+}
