@@ -119,6 +119,29 @@ fn the_external_opening_ends_in_a_probe_and_a_failed_probe_is_shared_again() {
 }
 
 #[test]
+fn two_instances_tripping_together_do_not_reopen_each_other() {
+    let store = MemoryStore::new();
+    // b's period ends half a second after a's: their clocks or their moments of tripping
+    // differ a little.
+    let (a, b) = (
+        instance(),
+        instance_open_for(OPEN + Duration::from_millis(500)),
+    );
+    let mut follow_a = SharedOpenings::new(store.clone()).follow("db", a.breaker.clone());
+    let mut follow_b = SharedOpenings::new(store.clone()).follow("db", b.breaker.clone());
+    trip(&a);
+    trip(&b);
+    assert_eq!(follow_a.poll().published, 1);
+    assert_eq!(follow_b.poll().published, 1);
+    // a's period ends on a's clock; the store holds b's deadline, within a second of a's own:
+    // the same failure, so a probes instead of opening again.
+    a.clock.advance(OPEN);
+    let report = follow_a.poll();
+    assert_eq!(report.opened, 0, "{report:?}");
+    assert_eq!(a.breaker.state(), State::HalfOpen);
+}
+
+#[test]
 fn forced_breakers_and_other_names_are_left_alone() {
     let store = MemoryStore::new();
     let (a, forced, other) = (instance(), instance(), instance());

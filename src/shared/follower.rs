@@ -13,6 +13,11 @@ use crate::sync::{AtomicBool, Ordering};
 /// transition, and the clocks of two machines do not agree that closely anyway.
 const SHORTEST_OPENING: Duration = Duration::from_millis(1);
 
+/// A remote deadline that ends no later than this after one this follower published is taken
+/// for the same failure seen by two instances (both tripped at about the same time): it does
+/// not reopen the breaker for the few milliseconds between their periods' ends.
+const SAME_FAILURE: Duration = Duration::from_secs(1);
+
 /// What [`SharedOpenings`] needs of a breaker, whatever its clock.
 trait Followed: Send + Sync {
     fn current_opening(&self) -> Option<(u32, Duration)>;
@@ -132,7 +137,10 @@ impl<S: OpeningStore> SharedOpenings<S> {
             return Ok(());
         };
         let until_millis = unix_millis(until);
-        if until_millis <= entry.published_until.max(entry.applied_until) {
+        let ours = entry
+            .published_until
+            .saturating_add(SAME_FAILURE.as_millis() as u64);
+        if until_millis <= ours.max(entry.applied_until) {
             return Ok(()); // ours, or applied already
         }
         let Ok(remaining) = until.duration_since(SystemTime::now()) else {

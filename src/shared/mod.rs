@@ -9,7 +9,9 @@
 //!    an [`OpeningStore`], as a wall-clock deadline under the breaker's name; the store keeps
 //!    the later of two deadlines;
 //! 2. reads each name's deadline back, and opens a closed or half-open breaker until it
-//!    ([`Breaker::open_for`](crate::Breaker::open_for), [`Trigger::External`](crate::Trigger::External)).
+//!    ([`Breaker::open_for`](crate::Breaker::open_for), [`Trigger::External`](crate::Trigger::External)),
+//!    unless it ends within a second of a deadline this instance published: that is the same
+//!    failure seen by two instances that tripped at about the same time.
 //!
 //! Closing stays local: when the period ends, each instance probes the dependency on its own,
 //! and one whose probe fails opens again and publishes that. An opening that came from the
