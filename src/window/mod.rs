@@ -125,6 +125,12 @@ pub(crate) struct Window {
     rules: AtomicU64,
 }
 
+/// Marks the branch that calls it as the unlikely one: the compiler then lays the clean
+/// window's success out as the straight path, with no taken jump. Empty, and inlined away.
+#[cold]
+#[inline(always)]
+fn a_failure_is_in_view() {}
+
 /// A stripe's window count: generation (high 32 bits) and successes (low 32).
 fn stripe_count(raw: u64) -> (u32, u32) {
     ((raw >> 32) as u32, raw as u32)
@@ -236,6 +242,7 @@ impl Window {
         if WindowWord::is_clean_for(raw, generation) {
             return true;
         }
+        a_failure_is_in_view();
         // A failure is in view and this thread owns its stripe: the success only ages the
         // failure, by adding one to the stripe's count, unless it is the stripe's turn to
         // check whether the window can forget (its count reached `quiet_below`) or the
