@@ -262,9 +262,22 @@ impl Stripes {
     }
 
     /// Adds one to `counter` on the current thread's stripe.
+    ///
+    /// The thread's own stripe is looked up as an `Option` and the rest goes to a cold
+    /// function: through [`local`](Stripes::local), the two-way `LocalStripe` was built and
+    /// its tag tested (always "owned", but the compiler kept the test) on every count.
     #[inline(always)]
     pub(crate) fn bump(&self, counter: Counter) {
-        self.local().bump(counter);
+        match self.thread_stripe() {
+            Some(stripe) => LocalStripe::Owned(stripe).bump(counter),
+            None => self.bump_without_own_stripe(counter),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn bump_without_own_stripe(&self, counter: Counter) {
+        self.local_without_own_stripe().bump(counter);
     }
 
     /// The sum of `counter` over all stripes. Relaxed: metrics are a snapshot, not a fence.
