@@ -198,6 +198,15 @@ fn store_errors_are_reported_per_name_and_retried() {
 }
 
 #[test]
+fn polling_without_pause_is_refused() {
+    let err = SharedOpenings::new(MemoryStore::new())
+        .spawn_polling(Duration::ZERO, |_, _| {})
+        .unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+    assert!(err.to_string().contains("interval"), "{err}");
+}
+
+#[test]
 fn polling_on_a_thread_applies_openings_and_stops_when_dropped() {
     let store = MemoryStore::new();
     let (a, b) = (instance(), instance());

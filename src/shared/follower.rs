@@ -167,7 +167,8 @@ impl<S: OpeningStore + 'static> SharedOpenings<S> {
     ///
     /// # Errors
     ///
-    /// The [`std::io::Error`] of spawning the thread.
+    /// An [`std::io::ErrorKind::InvalidInput`] error for an `interval` under a millisecond (it
+    /// would poll the store without pause), or the [`std::io::Error`] of spawning the thread.
     ///
     /// # Examples
     ///
@@ -191,6 +192,12 @@ impl<S: OpeningStore + 'static> SharedOpenings<S> {
         interval: Duration,
         mut on_error: impl FnMut(&str, &StoreError) + Send + 'static,
     ) -> std::io::Result<Polling> {
+        if interval < Duration::from_millis(1) {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("invalid interval: must be at least 1 ms, got {interval:?}"),
+            ));
+        }
         let stop = Arc::new(AtomicBool::new(false));
         let stopped = stop.clone();
         let thread = std::thread::Builder::new()
