@@ -157,6 +157,23 @@ impl<C: Clock> Breaker<C> {
         }
     }
 
+    /// The rejection of a breaker that is open with its period running, counted; `None` for
+    /// any other state word. Out of line and small, for `call`: the rejection that repeats
+    /// while a dependency is down pays no more than it needs.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn rejection_while_open(&self, word: StateWord) -> Option<Rejected> {
+        if word.state() != State::Open {
+            return None;
+        }
+        let remaining = self
+            .control
+            .deadline
+            .remaining_nanos(word.generation(), self.clock.now_nanos())?;
+        let rejected = self.reject(State::Open, Some(Duration::from_nanos(remaining)));
+        Some(self.count_rejection(rejected))
+    }
+
     #[inline]
     pub(crate) fn count_rejection(&self, rejected: Rejected) -> Rejected {
         self.stripes.bump(Counter::Rejected);

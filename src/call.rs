@@ -126,7 +126,12 @@ impl<C: Clock> Breaker<C> {
                 permit.record(classify(&result));
                 result.map_err(CallError::Failed)
             }
-            Err(word) => self.call_unhealthy(word, classify, f),
+            // An open breaker's rejection first, through a small function of its own: inside
+            // `call_unhealthy` it paid that function's register saves too.
+            Err(word) => match self.rejection_while_open(word) {
+                Some(rejected) => Err(CallError::Rejected(rejected)),
+                None => self.call_unhealthy(word, classify, f),
+            },
         }
     }
 

@@ -166,6 +166,31 @@ fn open_rejects_until_the_deadline_then_admits_one_probe() {
 }
 
 #[test]
+fn call_on_an_open_breaker_rejects_without_calling_counts_and_later_probes() {
+    let (breaker, clock) = breaker(|b| b.consecutive_failures(1));
+    let _ = breaker.call(|| Err::<(), _>("down"));
+    clock.advance(Duration::from_millis(400));
+    let mut called = false;
+    let err = breaker
+        .call(|| {
+            called = true;
+            Ok::<(), &str>(())
+        })
+        .unwrap_err();
+    let CallError::Rejected(rejected) = err else {
+        panic!("expected a rejection, got {err:?}")
+    };
+    assert!(!called, "the dependency is not called while open");
+    assert_eq!(rejected.retry_after(), Some(Duration::from_millis(600)));
+    assert_eq!(breaker.metrics().rejected, 1);
+    // At the deadline the same call is the probe, and its success closes the breaker.
+    clock.advance(Duration::from_millis(600));
+    assert_eq!(breaker.call(|| Ok::<u8, &str>(7)), Ok(7));
+    assert_eq!(breaker.state(), State::Closed);
+    assert_eq!(breaker.metrics().rejected, 1);
+}
+
+#[test]
 fn a_failed_probe_reopens_for_a_new_period() {
     let (breaker, clock) = breaker(|b| b.consecutive_failures(1));
     record(&breaker, "f");
