@@ -163,6 +163,13 @@ impl<C: Clock> Breaker<C> {
     #[cold]
     #[inline(never)]
     pub(crate) fn rejection_while_open(&self, word: StateWord) -> Option<Rejected> {
+        let left = self.open_period_left(word)?;
+        Some(self.count_rejection(self.reject(State::Open, Some(left))))
+    }
+
+    /// What is left of the open period, if `word` is an open state word whose period runs.
+    #[inline(always)]
+    fn open_period_left(&self, word: StateWord) -> Option<Duration> {
         if word.state() != State::Open {
             return None;
         }
@@ -170,8 +177,7 @@ impl<C: Clock> Breaker<C> {
             .control
             .deadline
             .remaining_nanos(word.generation(), self.clock.now_nanos())?;
-        let rejected = self.reject(State::Open, Some(Duration::from_nanos(remaining)));
-        Some(self.count_rejection(rejected))
+        Some(Duration::from_nanos(remaining))
     }
 
     #[inline]
@@ -209,15 +215,8 @@ impl<C: Clock> Breaker<C> {
         // Open, and the period not over: the rejection that repeats while a dependency is
         // down, decided before the transition loop below is set up. The same decision as the
         // loop's first round for `State::Open`.
-        if word.state() == State::Open {
-            let now = self.clock.now_nanos();
-            if let Some(remaining) = self
-                .control
-                .deadline
-                .remaining_nanos(word.generation(), now)
-            {
-                return Err(self.reject(State::Open, Some(Duration::from_nanos(remaining))));
-            }
+        if let Some(left) = self.open_period_left(word) {
+            return Err(self.reject(State::Open, Some(left)));
         }
         self.acquire_by_transition(word)
     }
@@ -609,14 +608,8 @@ impl<C: Clock> Breaker<C> {
     #[cfg(not(loom))]
     pub(crate) fn current_opening(&self) -> Option<(u32, Duration)> {
         let word = StateWord(self.control.state.load(Ordering::Acquire));
-        if word.state() != State::Open {
-            return None;
-        }
-        let remaining = self
-            .control
-            .deadline
-            .remaining_nanos(word.generation(), self.clock.now_nanos())?;
-        Some((word.generation(), Duration::from_nanos(remaining)))
+        self.open_period_left(word)
+            .map(|left| (word.generation(), left))
     }
 
     /// Opens the breaker until [`reset`](Breaker::reset) or
