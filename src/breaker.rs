@@ -578,15 +578,7 @@ impl<C: Clock> Breaker<C> {
     /// # Ok::<(), hotbreaker::ConfigError>(())
     /// ```
     pub fn open_for(&self, duration: Duration) -> Result<bool, ConfigError> {
-        if duration < Duration::from_micros(1) || duration > crate::MAX_OPEN_DURATION {
-            return Err(ConfigError::new(
-                "open_for",
-                format!(
-                    "must be at least 1 µs and at most {} s, got {duration:?}",
-                    crate::MAX_OPEN_DURATION.as_secs()
-                ),
-            ));
-        }
+        crate::config::check_open_period("open_for", duration)?;
         Ok(self.open_externally(duration).is_some())
     }
 

@@ -236,18 +236,7 @@ impl Settings {
             (None, Some(_)) => None,
         };
         let failure_rate = rate_config.map(|rate| validate_rate(&rate)).transpose()?;
-        if config.open_duration < Duration::from_micros(1)
-            || config.open_duration > MAX_OPEN_DURATION
-        {
-            return Err(ConfigError::new(
-                "open_duration",
-                format!(
-                    "must be at least 1 µs and at most {} s, got {:?}",
-                    MAX_OPEN_DURATION.as_secs(),
-                    config.open_duration
-                ),
-            ));
-        }
+        check_open_period("open_duration", config.open_duration)?;
         let stripes = match config.stripes {
             Some(n) => in_range("stripes", n, 1, MAX_STRIPES)?,
             None => default_stripes(),
@@ -317,6 +306,21 @@ fn validate_rate(rate: &FailureRateConfig) -> Result<FailureRate, ConfigError> {
         window,
         minimum_calls,
     })
+}
+
+/// An open period the open deadline can hold: at least a microsecond (its unit), at most
+/// [`MAX_OPEN_DURATION`]. `field` names the setting or argument in the error.
+pub(crate) fn check_open_period(field: &'static str, period: Duration) -> Result<(), ConfigError> {
+    if period < Duration::from_micros(1) || period > MAX_OPEN_DURATION {
+        return Err(ConfigError::new(
+            field,
+            format!(
+                "must be at least 1 µs and at most {} s, got {period:?}",
+                MAX_OPEN_DURATION.as_secs()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 pub(crate) fn in_range(

@@ -122,7 +122,7 @@ impl<C: Clock> Registry<C> {
     /// there.
     pub fn insert_if_absent(&self, name: &str, breaker: Arc<Breaker<C>>) -> Arc<Breaker<C>> {
         let mut registered = breaker;
-        self.change(|current| {
+        self.breakers.update(|current| {
             if let Some(existing) = current.get(name) {
                 registered = Arc::clone(existing);
                 return None;
@@ -139,7 +139,7 @@ impl<C: Clock> Registry<C> {
     /// new one.
     pub fn remove(&self, name: &str) -> Option<Arc<Breaker<C>>> {
         let mut removed = None;
-        self.change(|current| {
+        self.breakers.update(|current| {
             removed = current.get(name).cloned();
             removed.as_ref()?;
             let mut next = BTreeMap::clone(current);
@@ -147,19 +147,6 @@ impl<C: Clock> Registry<C> {
             Some(next)
         });
         removed
-    }
-
-    /// Replaces the map with `edit`'s copy of it, unless `edit` says there is nothing to
-    /// change (`None`). When another change lands between the load and the swap, `edit` runs
-    /// again on the map that change left, so no change is lost.
-    fn change(&self, mut edit: impl FnMut(&BreakerMap<C>) -> Option<BreakerMap<C>>) {
-        let mut current = self.breakers.load_full();
-        while let Some(next) = edit(&current) {
-            match self.breakers.compare_and_swap(&current, next) {
-                Ok(()) => return,
-                Err(found) => current = found,
-            }
-        }
     }
 
     /// How many breakers are registered.

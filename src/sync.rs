@@ -170,6 +170,22 @@ impl<T> Swappable<T> {
     }
 }
 
+impl<T> Swappable<T> {
+    /// Replaces the value with `edit`'s new one, unless `edit` says there is nothing to change
+    /// (`None`). When another update lands between the load and the compare-and-swap, `edit`
+    /// runs again on the value that update left, so no update is lost. (The registry's map;
+    /// `shared::MemoryStore`'s deadlines.)
+    pub(crate) fn update(&self, mut edit: impl FnMut(&T) -> Option<T>) {
+        let mut current = self.load_full();
+        while let Some(next) = edit(&current) {
+            match self.compare_and_swap(&current, next) {
+                Ok(()) => return,
+                Err(found) => current = found,
+            }
+        }
+    }
+}
+
 /// Under loom: every value stored is kept in a slot of its own until the `Swappable` is
 /// dropped, and the current slot's index is a loom atomic, so loom sees (and permutes) the
 /// publication a reader synchronizes with, as it would arc-swap's. Keeping old values stands

@@ -43,18 +43,15 @@ impl std::fmt::Debug for MemoryStore {
 impl OpeningStore for MemoryStore {
     fn publish(&mut self, name: &str, until: SystemTime) -> Result<(), StoreError> {
         let until = unix_millis(until);
-        let mut current = self.deadlines.load_full();
-        loop {
+        self.deadlines.update(|current| {
             if current.get(name).is_some_and(|&kept| kept >= until) {
-                return Ok(());
+                return None; // a later deadline is kept already
             }
-            let mut next = HashMap::clone(&current);
+            let mut next = HashMap::clone(current);
             next.insert(name.to_owned(), until);
-            match self.deadlines.compare_and_swap(&current, next) {
-                Ok(()) => return Ok(()),
-                Err(found) => current = found,
-            }
-        }
+            Some(next)
+        });
+        Ok(())
     }
 
     fn open_until(&mut self, name: &str) -> Result<Option<SystemTime>, StoreError> {
