@@ -27,6 +27,11 @@ impl Drop for Server {
     }
 }
 
+/// Held while a server is started: the tests run in parallel, and two of them picking the
+/// same free port before either server listens would share one server (and one of them would
+/// kill it under the other). Once a server listens, its port is no longer free.
+static STARTING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn start_server(extra: &[&str]) -> Option<Server> {
     let found = Command::new("redis-server")
         .arg("--version")
@@ -41,6 +46,9 @@ fn start_server(extra: &[&str]) -> Option<Server> {
         eprintln!("redis-server not found: skipping (set HOTBREAKER_REQUIRE_REDIS=1 to fail)");
         return None;
     }
+    let _one_at_a_time = STARTING
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     let port = TcpListener::bind("127.0.0.1:0")
         .and_then(|listener| listener.local_addr())
         .expect("a free port")
@@ -53,10 +61,14 @@ fn start_server(extra: &[&str]) -> Option<Server> {
         .spawn()
         .expect("redis-server starts");
     let address = format!("127.0.0.1:{port}");
-    let server = Server { child, address };
+    let mut server = Server { child, address };
     let deadline = Instant::now() + Duration::from_secs(10);
     while TcpStream::connect(&server.address).is_err() {
         assert!(Instant::now() < deadline, "redis-server did not listen");
+        assert!(
+            matches!(server.child.try_wait(), Ok(None)),
+            "redis-server exited (port {port} taken?)"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     Some(server)
