@@ -650,6 +650,9 @@ impl Window {
                 backoff.spin();
                 continue;
             }
+            if mode == Mode::Dirty {
+                Self::quiet_until_aged(generation, stripes, rules.forget_after());
+            }
             let judged = self.judge_failure(
                 rules,
                 tag,
@@ -666,6 +669,34 @@ impl Window {
                 }
             }
             return judged;
+        }
+    }
+
+    /// Tells the failing thread's own stripe that its next `forget_after - 1` successes need
+    /// not check whether the window can forget: the failure just committed stays in view
+    /// until that many successes follow it, even if all of them are this thread's. Without
+    /// this, the stripe's first success after the failure would find its old hint passed and
+    /// make that check (out of line, summing every stripe) only to learn the same.
+    ///
+    /// A hint only ever delays a check that would fail; a check that is late leaves the
+    /// window dirty for longer, which costs time but changes no judgement, as a dirty window
+    /// still counts every success. A stripe that still counts an earlier generation, or one
+    /// shared between threads, is left alone: its next success goes out of line anyway.
+    #[inline(always)]
+    fn quiet_until_aged(generation: u32, stripes: &Stripes, forget_after: u32) {
+        let Some(stripe) = stripes.thread_stripe() else {
+            return;
+        };
+        // Only the owner writes its stripe: relaxed, as in `store_aging_count`.
+        let (counted_generation, count) =
+            stripe_count(stripe.window_successes.load(Ordering::Relaxed));
+        if counted_generation == generation {
+            // The success that brings the count to `count + forget_after` is the first that
+            // can find the failure forgotten; the ones before it stay quiet.
+            let quiet_below = count.wrapping_add(forget_after - 1);
+            stripe
+                .quiet_below
+                .store(u64::from(quiet_below), Ordering::Relaxed);
         }
     }
 
@@ -933,6 +964,49 @@ mod tests {
             (6, 10),
             "the quick path declines and leaves the count to the slow path"
         );
+    }
+
+    #[test]
+    fn a_failure_is_forgotten_at_the_success_that_ages_it_out() {
+        let (window, _, settings) = window_of_four();
+        // Stripes enough for every test thread to own one: the hint is for owned stripes.
+        let stripes = Stripes::new(64);
+        own_stripe(&stripes);
+        let settings = Swappable::new(settings);
+        let mode = |window: &Window| WindowWord(window.word.load(Ordering::Relaxed)).mode();
+        let success = |window: &Window| {
+            if !window.record_success_quickly(0, &stripes) {
+                let judged =
+                    window.record_success_slow(0, &stripes, stripes.local(), &settings, || true);
+                assert_eq!(judged, Judgement::Keep);
+            }
+        };
+        let failure = |window: &Window| {
+            let judged = window.record_failure(&settings, 0, &stripes, || true);
+            assert_eq!(judged, Judgement::Keep);
+        };
+        for _ in 0..4 {
+            success(&window);
+        }
+        assert_eq!(mode(&window), Mode::Clean, "four successes fill the window");
+        // Twice: the second failure finds the stripe's hint from the first one's aging.
+        for round in 0..2 {
+            failure(&window);
+            for aged in 1..4 {
+                success(&window);
+                assert_eq!(
+                    mode(&window),
+                    Mode::Dirty,
+                    "round {round}: the failure is still in view after {aged} successes"
+                );
+            }
+            success(&window);
+            assert_eq!(
+                mode(&window),
+                Mode::Clean,
+                "round {round}: the fourth success ages the failure out"
+            );
+        }
     }
 
     #[test]

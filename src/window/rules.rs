@@ -51,6 +51,7 @@ impl Rules {
 
     /// Successes that must follow the newest failure before no rule can see it any more: the
     /// rate window must have moved past it, and a consecutive run must have been broken.
+    #[inline]
     pub(super) fn forget_after(self) -> u32 {
         self.window.map_or(1, |window| window.max(1))
     }
