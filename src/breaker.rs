@@ -50,6 +50,9 @@ struct Control {
     state: AtomicU64,
     deadline: OpenDeadline,
     waiters: Waiters,
+    /// The `slow_call` limit in nanoseconds (`u64::MAX` without one), for timed permits'
+    /// verdicts. Stored before the state word's timing bit is set: see `apply_copies`.
+    slow_call_nanos: AtomicU64,
 }
 
 #[derive(Default)]
@@ -82,13 +85,15 @@ impl Breaker<QuantaClock> {
 
 impl<C: Clock> Breaker<C> {
     pub(crate) fn new(settings: Settings, clock: C, listeners: Box<[Listener]>) -> Self {
-        let initial =
-            StateWord::new(State::Closed, 0).with_counting(settings.config.count_successes);
+        let initial = StateWord::new(State::Closed, 0)
+            .with_counting(settings.config.count_successes)
+            .with_timing(settings.slow_call.is_some());
         Breaker {
             control: CachePadded::new(Control {
                 state: AtomicU64::new(initial.0),
                 deadline: OpenDeadline::new(),
                 waiters: Waiters::new(),
+                slow_call_nanos: AtomicU64::new(slow_call_nanos(&settings)),
             }),
             window: Window::new(&settings, initial.generation()),
             stripes: Stripes::new(settings.stripes),
@@ -121,8 +126,13 @@ impl<C: Clock> Breaker<C> {
         // Acquire: pairs with the transition that published this state, so whatever it did
         // before (the open deadline, the cleared window) is visible to this permit's verdict.
         let word = StateWord(self.control.state.load(Ordering::Acquire));
-        if word.is_closed_and_uncounted() {
-            Ok(Permit::new(self, word.generation(), PermitKind::Closed))
+        if word.is_closed_and_plain() {
+            Ok(Permit::new(
+                self,
+                word.generation(),
+                PermitKind::Closed,
+                None,
+            ))
         } else {
             Err(word)
         }
@@ -197,20 +207,22 @@ impl<C: Clock> Breaker<C> {
     ///
     /// [`Rejected`], as for [`try_acquire`](Breaker::try_acquire).
     pub fn try_acquire_owned(self: &Arc<Self>) -> Result<OwnedPermit<C>, Rejected> {
-        let (generation, kind) = self.try_acquire()?.into_parts();
-        Ok(OwnedPermit::new(Arc::clone(self), generation, kind))
+        let (generation, kind, issued_at) = self.try_acquire()?.into_parts();
+        Ok(OwnedPermit::new(
+            Arc::clone(self),
+            generation,
+            kind,
+            issued_at,
+        ))
     }
 
     #[inline(always)]
     fn acquire_unless_closed(&self, word: StateWord) -> Result<Permit<'_, C>, Rejected> {
-        // Closed while successes are counted (`count_successes`): every call of such a
-        // breaker comes here, so it is admitted at once, as the loop below would.
+        // Closed while successes are counted (`count_successes`) or calls timed
+        // (`slow_call`): every call of such a breaker comes here, so it is admitted at once,
+        // as the loop below would.
         if word.state() == State::Closed {
-            return Ok(Permit::new(
-                self,
-                word.generation(),
-                PermitKind::ClosedCounted,
-            ));
+            return Ok(self.closed_permit(word));
         }
         // Open, and the period not over: the rejection that repeats while a dependency is
         // down, decided before the transition loop below is set up. The same decision as the
@@ -221,21 +233,54 @@ impl<C: Clock> Breaker<C> {
         self.acquire_by_transition(word)
     }
 
+    /// The permit of a closed breaker whose word is not the healthy case's.
+    #[inline(always)]
+    fn closed_permit(&self, word: StateWord) -> Permit<'_, C> {
+        let kind = if word.counts_successes() {
+            PermitKind::ClosedCounted
+        } else {
+            PermitKind::Closed
+        };
+        Permit::new(self, word.generation(), kind, self.issue_time(word))
+    }
+
+    /// The time a permit admitted under `word` is issued at, if the breaker times calls.
+    #[inline(always)]
+    fn issue_time(&self, word: StateWord) -> Option<u64> {
+        word.times_calls().then(|| self.clock.now_nanos())
+    }
+
+    /// The verdict on a timed permit issued at `issued_at`, now that `outcome` is recorded: a
+    /// success that took longer than the `slow_call` limit is a failure (and is counted as a
+    /// slow call). Relaxed: the limit is stored before the timing bit that sent the permit
+    /// here is set (`apply_flags`), and the permit's admission read that bit with `Acquire`.
+    #[inline(never)]
+    pub(crate) fn timed_verdict(&self, issued_at: u64, outcome: Outcome) -> Outcome {
+        if outcome != Outcome::Success {
+            return outcome;
+        }
+        let limit = self.control.slow_call_nanos.load(Ordering::Relaxed);
+        if self.clock.now_nanos().saturating_sub(issued_at) > limit {
+            self.stripes.bump(Counter::SlowCalls);
+            Outcome::Failure
+        } else {
+            Outcome::Success
+        }
+    }
+
     #[inline(never)]
     fn acquire_by_transition(&self, mut word: StateWord) -> Result<Permit<'_, C>, Rejected> {
         let backoff = Backoff::new();
         loop {
             let next = match word.state() {
-                State::Closed => {
-                    let kind = if word.counts_successes() {
-                        PermitKind::ClosedCounted
-                    } else {
-                        PermitKind::Closed
-                    };
-                    return Ok(Permit::new(self, word.generation(), kind));
-                }
+                State::Closed => return Ok(self.closed_permit(word)),
                 State::ForcedClosed => {
-                    return Ok(Permit::new(self, word.generation(), PermitKind::Forced));
+                    return Ok(Permit::new(
+                        self,
+                        word.generation(),
+                        PermitKind::Forced,
+                        self.issue_time(word),
+                    ));
                 }
                 State::ForcedOpen => return Err(self.reject(State::ForcedOpen, None)),
                 State::Open => {
@@ -272,7 +317,12 @@ impl<C: Clock> Breaker<C> {
                             .fetch_add(1, Ordering::Relaxed);
                         self.announce(word, next, Trigger::OpenPeriodEnded, None);
                     }
-                    return Ok(Permit::new(self, next.generation(), PermitKind::Probe));
+                    return Ok(Permit::new(
+                        self,
+                        next.generation(),
+                        PermitKind::Probe,
+                        self.issue_time(next),
+                    ));
                 }
                 Err(seen) => word = StateWord(seen),
             }
@@ -404,14 +454,29 @@ impl<C: Clock> Breaker<C> {
         }
     }
 
-    /// Turns success counting on or off in the state word, whatever the state. Not a
-    /// transition: the generation stays, so no permit becomes stale.
-    fn set_counting(&self, count: bool) {
+    /// Copies into the breaker what it keeps of `settings` outside them, for paths that must
+    /// not load them: the window's rules, the slow-call limit, and the state word's bits for
+    /// success counting and timing. A reconfiguration repeats this until the settings it
+    /// copied are still the ones stored (`window/mod.rs`, point 6, which holds for each of
+    /// these places alone: each ends up with the copy of the settings stored last).
+    fn apply_copies(&self, settings: &Settings) {
+        self.window.apply(settings);
+        // The limit first, then the bit (release, in the compare-and-swap below): a permit
+        // admitted under the bit (acquire) judges by this limit or a later one. A permit timed
+        // under an earlier limit may be judged by this one; it raced the reconfiguration.
+        self.control
+            .slow_call_nanos
+            .store(slow_call_nanos(settings), Ordering::Relaxed);
+        let (count, time) = (
+            settings.config.count_successes,
+            settings.slow_call.is_some(),
+        );
+        // Not a transition: the generation stays, so no permit becomes stale.
         let mut word = StateWord(self.control.state.load(Ordering::Acquire));
-        while word.counts_successes() != count {
+        while word.counts_successes() != count || word.times_calls() != time {
             match self.control.state.compare_exchange_weak(
                 word.0,
-                word.with_counting(count).0,
+                word.with_counting(count).with_timing(time).0,
                 Ordering::AcqRel,
                 Ordering::Acquire,
             ) {
@@ -718,6 +783,7 @@ impl<C: Clock> Breaker<C> {
             ignored: self.stripes.total(Counter::Ignored),
             released: self.stripes.total(Counter::Released),
             rejected: self.stripes.total(Counter::Rejected),
+            slow_calls: self.stripes.total(Counter::SlowCalls),
             openings: self.transitions.openings.load(Ordering::Relaxed),
             half_openings: self.transitions.half_openings.load(Ordering::Relaxed),
             closings: self.transitions.closings.load(Ordering::Relaxed),
@@ -812,13 +878,12 @@ impl<C: Clock> Breaker<C> {
         loop {
             fence(Ordering::SeqCst);
             let stored = Settings::clone(&self.settings.load());
-            self.window.apply(&stored);
+            self.apply_copies(&stored);
             fence(Ordering::SeqCst);
             if Settings::clone(&self.settings.load()) == stored {
                 break;
             }
         }
-        self.set_counting(config.count_successes);
         Ok(())
     }
 
@@ -826,6 +891,13 @@ impl<C: Clock> Breaker<C> {
     pub fn clock(&self) -> &C {
         &self.clock
     }
+}
+
+/// The `slow_call` limit of `settings` in nanoseconds, `u64::MAX` without one.
+fn slow_call_nanos(settings: &Settings) -> u64 {
+    settings
+        .slow_call
+        .map_or(u64::MAX, crate::clock::saturating_nanos)
 }
 
 impl<C: Clock> fmt::Debug for Breaker<C> {

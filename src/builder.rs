@@ -155,6 +155,49 @@ impl<C: Clock> Builder<C> {
         self
     }
 
+    /// Counts a success as a failure when it is recorded longer than `limit` after its permit
+    /// was issued (off by default): a dependency that answers, but too slowly to be of use,
+    /// trips the breaker like one that fails. Such calls are also counted in
+    /// [`Metrics::slow_calls`](crate::Metrics::slow_calls).
+    ///
+    /// The time is taken on the breaker's clock, from the permit's admission to its verdict
+    /// (for [`Breaker::call`] and the async and tower calls, around the call itself). Only
+    /// successes are judged: a failure is a failure however long it took. Every call then
+    /// reads the clock twice and takes the breaker's out-of-line path, so the healthy path
+    /// is no longer free. A call that never returns is never judged: put a timeout inside
+    /// the call for that (see the README).
+    ///
+    /// # Errors
+    ///
+    /// [`build`](Builder::build) refuses a limit of zero (field `slow_call`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use hotbreaker::{Breaker, ManualClock};
+    /// use std::time::Duration;
+    ///
+    /// let clock = ManualClock::new();
+    /// let breaker = Breaker::builder()
+    ///     .consecutive_failures(1)
+    ///     .slow_call(Duration::from_millis(250))
+    ///     .clock(clock.clone())
+    ///     .build()?;
+    /// // The call succeeds, but takes a second: it counts as a failure and trips the breaker.
+    /// let reply = breaker.call(|| {
+    ///     clock.advance(Duration::from_secs(1));
+    ///     Ok::<_, ()>("late")
+    /// });
+    /// assert_eq!(reply, Ok("late"), "the caller still gets its answer");
+    /// assert!(breaker.try_acquire().is_err());
+    /// assert_eq!(breaker.metrics().slow_calls, 1);
+    /// # Ok::<(), hotbreaker::ConfigError>(())
+    /// ```
+    pub fn slow_call(mut self, limit: Duration) -> Self {
+        self.config.slow_call = Some(limit);
+        self
+    }
+
     /// Calls `listener` after every state transition, on the thread that made it.
     ///
     /// The listener runs after the transition is published, never under a lock or inside a

@@ -83,6 +83,30 @@ pub(crate) mod duration {
     }
 }
 
+/// An optional duration in configuration files: absent, or a duration as in [`duration`].
+#[cfg(feature = "serde")]
+pub(crate) mod optional_duration {
+    use std::time::Duration;
+
+    use serde::{Deserializer, Serializer};
+
+    pub(crate) fn serialize<S: Serializer>(
+        duration: &Option<Duration>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        match duration {
+            Some(duration) => super::duration::serialize(duration, serializer),
+            None => serializer.serialize_none(),
+        }
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<Duration>, D::Error> {
+        super::duration::deserialize(deserializer).map(Some)
+    }
+}
+
 #[cfg(feature = "serde")]
 mod file {
     use std::error::Error;

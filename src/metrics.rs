@@ -17,8 +17,11 @@ pub struct Metrics {
     /// ([`count_successes`](crate::Builder::count_successes)); `None` while it does not, which
     /// is what keeps a healthy call free of writes.
     pub successes: Option<u64>,
-    /// Permits that ended in a failure, including panics during the call.
+    /// Permits that ended in a failure, including panics during the call and slow calls.
     pub failures: u64,
+    /// Of the failures, successes recorded longer than the
+    /// [`slow_call`](crate::Builder::slow_call) limit after their permit was issued.
+    pub slow_calls: u64,
     /// Permits whose outcome was ignored.
     pub ignored: u64,
     /// Permits dropped without a verdict, which gave their admission back.

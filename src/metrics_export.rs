@@ -11,6 +11,7 @@
 //! | --- | --- | --- | --- |
 //! | [`CALLS`] `hotbreaker_calls_total` | counter | `breaker`, `outcome` = `success`, `failure`, `ignored`, `released` | [`export`] |
 //! | [`REJECTED`] `hotbreaker_rejected_total` | counter | `breaker` | [`export`] |
+//! | [`SLOW_CALLS`] `hotbreaker_slow_calls_total` | counter, of the failures | `breaker` | [`export`] |
 //! | [`STATE`] `hotbreaker_state` | gauge, 1 for the current state and 0 for the others | `breaker`, `state` | [`export`], [`count_transitions`] |
 //! | [`FAILURE_RATE`] `hotbreaker_window_failure_rate` | gauge, while closed | `breaker` | [`export`] |
 //! | [`TRANSITIONS`] `hotbreaker_transitions_total` | counter | `breaker`, `from`, `to` | [`count_transitions`] |
@@ -43,6 +44,9 @@ use crate::state::State;
 pub const CALLS: &str = "hotbreaker_calls_total";
 /// Calls rejected without calling the dependency.
 pub const REJECTED: &str = "hotbreaker_rejected_total";
+/// Successes counted as failures because they took longer than the `slow_call` limit
+/// (included in the `failure` outcome of [`CALLS`]).
+pub const SLOW_CALLS: &str = "hotbreaker_slow_calls_total";
 /// State transitions, by `from` and `to` state.
 pub const TRANSITIONS: &str = "hotbreaker_transitions_total";
 /// 1 for the breaker's current `state`, 0 for the others.
@@ -70,6 +74,11 @@ pub fn describe() {
         REJECTED,
         Unit::Count,
         "Calls the circuit breaker rejected without calling the dependency."
+    );
+    describe_counter!(
+        SLOW_CALLS,
+        Unit::Count,
+        "Successes the circuit breaker counted as failures because they were too slow."
     );
     describe_counter!(
         TRANSITIONS,
@@ -109,6 +118,7 @@ pub fn export<C: Clock>(name: &str, breaker: &Breaker<C>) {
         counter!(CALLS, "breaker" => name.to_owned(), "outcome" => outcome).absolute(total);
     }
     counter!(REJECTED, "breaker" => name.to_owned()).absolute(metrics.rejected);
+    counter!(SLOW_CALLS, "breaker" => name.to_owned()).absolute(metrics.slow_calls);
     set_state(name, metrics.state);
     gauge!(FAILURE_RATE, "breaker" => name.to_owned()).set(metrics.failure_rate());
 }

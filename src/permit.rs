@@ -66,15 +66,24 @@ pub struct Permit<'a, C: Clock> {
     breaker: &'a Breaker<C>,
     generation: u32,
     kind: PermitKind,
+    /// When the permit was issued, on the breaker's clock, if the breaker times calls
+    /// (`slow_call`); `None` on the healthy path, where nothing is timed.
+    issued_at: Option<u64>,
 }
 
 impl<'a, C: Clock> Permit<'a, C> {
     #[inline(always)]
-    pub(crate) fn new(breaker: &'a Breaker<C>, generation: u32, kind: PermitKind) -> Self {
+    pub(crate) fn new(
+        breaker: &'a Breaker<C>,
+        generation: u32,
+        kind: PermitKind,
+        issued_at: Option<u64>,
+    ) -> Self {
         Permit {
             breaker,
             generation,
             kind,
+            issued_at,
         }
     }
 
@@ -96,10 +105,15 @@ impl<'a, C: Clock> Permit<'a, C> {
         self.record(Outcome::Ignore);
     }
 
-    /// Records `outcome`.
+    /// Records `outcome`. With a [`slow_call`](crate::Builder::slow_call) limit, a success
+    /// recorded longer than that after the permit was issued counts as a failure.
     #[inline]
     pub fn record(self, outcome: Outcome) {
         let permit = ManuallyDrop::new(self);
+        let outcome = match permit.issued_at {
+            Some(issued_at) => permit.breaker.timed_verdict(issued_at, outcome),
+            None => outcome,
+        };
         permit
             .breaker
             .record(permit.generation, permit.kind, outcome);
@@ -116,9 +130,9 @@ impl<'a, C: Clock> Permit<'a, C> {
     }
 
     /// Hands the admission over to another permit type, without ending it.
-    pub(crate) fn into_parts(self) -> (u32, PermitKind) {
+    pub(crate) fn into_parts(self) -> (u32, PermitKind, Option<u64>) {
         let permit = ManuallyDrop::new(self);
-        (permit.generation, permit.kind)
+        (permit.generation, permit.kind, permit.issued_at)
     }
 }
 
@@ -138,6 +152,7 @@ impl<C: Clock> fmt::Debug for Permit<'_, C> {
         f.debug_struct("Permit")
             .field("generation", &self.generation)
             .field("probe", &self.is_probe())
+            .field("timed", &self.issued_at.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -151,15 +166,23 @@ pub struct OwnedPermit<C: Clock> {
     breaker: Arc<Breaker<C>>,
     generation: u32,
     kind: PermitKind,
+    /// As for [`Permit`].
+    issued_at: Option<u64>,
     ended: bool,
 }
 
 impl<C: Clock> OwnedPermit<C> {
-    pub(crate) fn new(breaker: Arc<Breaker<C>>, generation: u32, kind: PermitKind) -> Self {
+    pub(crate) fn new(
+        breaker: Arc<Breaker<C>>,
+        generation: u32,
+        kind: PermitKind,
+        issued_at: Option<u64>,
+    ) -> Self {
         OwnedPermit {
             breaker,
             generation,
             kind,
+            issued_at,
             ended: false,
         }
     }
@@ -179,9 +202,13 @@ impl<C: Clock> OwnedPermit<C> {
         self.record(Outcome::Ignore);
     }
 
-    /// Records `outcome`.
+    /// Records `outcome`; a slow success counts as a failure, as for [`Permit::record`].
     pub fn record(mut self, outcome: Outcome) {
         self.ended = true;
+        let outcome = match self.issued_at {
+            Some(issued_at) => self.breaker.timed_verdict(issued_at, outcome),
+            None => outcome,
+        };
         self.breaker.record(self.generation, self.kind, outcome);
     }
 
@@ -220,6 +247,7 @@ impl<C: Clock> fmt::Debug for OwnedPermit<C> {
         f.debug_struct("OwnedPermit")
             .field("generation", &self.generation)
             .field("probe", &self.is_probe())
+            .field("timed", &self.issued_at.is_some())
             .finish_non_exhaustive()
     }
 }

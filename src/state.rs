@@ -1,19 +1,20 @@
 //! The breaker's state, and the 64-bit word that holds it.
 //!
 //! ```text
-//!  63                               32  31  30    23 22        13 12         3 2     0
-//! +-----------------------------------+---+--------+------------+------------+-------+
-//! |            generation             | c | unused | probe oks  | probes out | state |
-//! +-----------------------------------+---+--------+------------+------------+-------+
+//!  63                               32  31  30  29  23 22        13 12         3 2     0
+//! +-----------------------------------+---+---+------+------------+------------+-------+
+//! |            generation             | c | t |unused| probe oks  | probes out | state |
+//! +-----------------------------------+---+---+------+------------+------------+-------+
 //! ```
 //!
 //! Every transition goes through one compare-and-swap on this word and adds one to the
 //! generation. A permit remembers the generation it was issued in, so a verdict that arrives
 //! after a transition is recognised as stale and not counted against the new state.
 //!
-//! Bit `c` says whether successes are counted in the metrics. It is not state: transitions
-//! carry it over, and reconfiguration flips it. It lives here so that the healthy path learns
-//! "closed, and nothing to count" from the one word it loads anyway.
+//! Bit `c` says whether successes are counted in the metrics, bit `t` whether permits are
+//! timed for the slow-call rule. Neither is state: transitions carry them over, and
+//! reconfiguration flips them. They live here so that the healthy path learns "closed, nothing
+//! to count and nothing to time" from the one word it loads anyway, with one test.
 
 use std::fmt;
 
@@ -67,6 +68,7 @@ const PROBES_OUT_SHIFT: u32 = STATE_BITS;
 const PROBE_OKS_SHIFT: u32 = STATE_BITS + PROBE_BITS;
 const GENERATION_SHIFT: u32 = 32;
 const COUNTS_SUCCESSES: u64 = 1 << 31;
+const TIMES_CALLS: u64 = 1 << 30;
 
 const CLOSED: u64 = 0;
 const OPEN: u64 = 1;
@@ -96,11 +98,11 @@ impl StateWord {
         self.0 & STATE_MASK == CLOSED
     }
 
-    /// True for a closed breaker that does not count successes: the one test on the healthy
-    /// path.
+    /// True for a closed breaker that neither counts successes nor times calls: the one test
+    /// on the healthy path.
     #[inline(always)]
-    pub(crate) fn is_closed_and_uncounted(self) -> bool {
-        self.0 & (STATE_MASK | COUNTS_SUCCESSES) == CLOSED
+    pub(crate) fn is_closed_and_plain(self) -> bool {
+        self.0 & (STATE_MASK | COUNTS_SUCCESSES | TIMES_CALLS) == CLOSED
     }
 
     /// Whether successes are counted in the metrics.
@@ -143,11 +145,27 @@ impl StateWord {
         ((self.0 >> PROBE_OKS_SHIFT) & PROBE_MASK) as u32
     }
 
-    /// The word for `state` in the next generation, with no probes; success counting carries
-    /// over.
+    /// Whether permits are timed, for the slow-call rule.
+    #[inline(always)]
+    pub(crate) fn times_calls(self) -> bool {
+        self.0 & TIMES_CALLS != 0
+    }
+
+    /// The same word with timing on or off.
+    pub(crate) fn with_timing(self, time: bool) -> Self {
+        StateWord(if time {
+            self.0 | TIMES_CALLS
+        } else {
+            self.0 & !TIMES_CALLS
+        })
+    }
+
+    /// The word for `state` in the next generation, with no probes; success counting and
+    /// timing carry over.
     pub(crate) fn next(self, state: State) -> Self {
         StateWord::new(state, self.generation().wrapping_add(1))
             .with_counting(self.counts_successes())
+            .with_timing(self.times_calls())
     }
 
     /// The same half-open period with `probes_out` and `probe_successes` replaced; both are
@@ -187,8 +205,8 @@ mod tests {
     #[test]
     fn counting_is_carried_over_and_kept_apart_from_the_state() {
         let counting = StateWord::new(State::Closed, 7).with_counting(true);
-        assert!(counting.is_closed() && !counting.is_closed_and_uncounted());
-        assert!(StateWord::new(State::Closed, 7).is_closed_and_uncounted());
+        assert!(counting.is_closed() && !counting.is_closed_and_plain());
+        assert!(StateWord::new(State::Closed, 7).is_closed_and_plain());
         let reopened = counting
             .next(State::Open)
             .next(State::HalfOpen)
@@ -203,6 +221,28 @@ mod tests {
             (State::HalfOpen, 9, 2)
         );
         assert!(!reopened.with_counting(false).counts_successes());
+    }
+
+    #[test]
+    fn timing_is_carried_over_and_takes_the_word_off_the_healthy_path() {
+        let timed = StateWord::new(State::Closed, 7).with_timing(true);
+        assert!(timed.is_closed() && !timed.is_closed_and_plain());
+        assert!(!timed.counts_successes(), "timing is not counting");
+        let reopened = timed
+            .next(State::Open)
+            .next(State::HalfOpen)
+            .with_probes(1, 0);
+        assert!(reopened.times_calls());
+        assert_eq!(
+            (
+                reopened.state(),
+                reopened.generation(),
+                reopened.probes_out()
+            ),
+            (State::HalfOpen, 9, 1)
+        );
+        let closed = reopened.next(State::Closed).with_timing(false);
+        assert!(closed.is_closed_and_plain());
     }
 
     #[test]

@@ -163,6 +163,7 @@ pub(crate) struct Stripe {
     pub(crate) ignored: AtomicU64,
     pub(crate) released: AtomicU64,
     pub(crate) rejected: AtomicU64,
+    pub(crate) slow_calls: AtomicU64,
 }
 
 /// Which counter of a stripe to add to.
@@ -173,6 +174,7 @@ pub(crate) enum Counter {
     Ignored,
     Released,
     Rejected,
+    SlowCalls,
 }
 
 impl Stripe {
@@ -183,6 +185,7 @@ impl Stripe {
             Counter::Ignored => &self.ignored,
             Counter::Released => &self.released,
             Counter::Rejected => &self.rejected,
+            Counter::SlowCalls => &self.slow_calls,
         }
     }
 }

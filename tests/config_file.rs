@@ -13,6 +13,7 @@ consecutive_failures = 5
 open_duration = "30s"
 half_open_probes = 2
 success_threshold = 2
+slow_call = "250ms"
 
 [failure_rate]
 threshold = 0.5
@@ -25,6 +26,7 @@ consecutive_failures: 5
 open_duration: 30s
 half_open_probes: 2
 success_threshold: 2
+slow_call: 250ms
 failure_rate:
   threshold: 0.5
   window: 20
@@ -36,6 +38,7 @@ const JSON: &str = r#"{
   "open_duration": "30s",
   "half_open_probes": 2,
   "success_threshold": 2,
+  "slow_call": "250ms",
   "failure_rate": { "threshold": 0.5, "window": 20, "minimum_calls": 10 }
 }"#;
 
@@ -53,6 +56,7 @@ fn expected() -> Config {
         stripes: None,
         failure_records: None,
         count_successes: false,
+        slow_call: Some(Duration::from_millis(250)),
     }
 }
 
@@ -155,6 +159,24 @@ fn a_bad_duration_is_refused() {
         "open_duration = 30\n",
         "open_duration",
         "invalid type",
+    );
+}
+
+#[test]
+fn a_slow_call_limit_of_zero_is_refused_after_parsing() {
+    for (format, text) in [
+        (Format::Toml, "slow_call = \"0s\"\n"),
+        (Format::Yaml, "slow_call: 0s\n"),
+        (Format::Json, r#"{ "slow_call": "0s" }"#),
+    ] {
+        let err = refused(format, text, "slow_call", "must be greater than 0");
+        assert!(err.is_out_of_range());
+    }
+    refused(
+        Format::Toml,
+        "slow_call = \"fast\"\n",
+        "slow_call",
+        "expected number at 0",
     );
 }
 

@@ -7,7 +7,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use hotbreaker::metrics_export::{self, CALLS, FAILURE_RATE, REJECTED, STATE, TRANSITIONS};
+use hotbreaker::metrics_export::{
+    self, CALLS, FAILURE_RATE, REJECTED, SLOW_CALLS, STATE, TRANSITIONS,
+};
 use hotbreaker::{Breaker, ManualClock, Registry};
 use metrics::{
     Counter, Gauge, Histogram, Key, KeyName, Metadata, Recorder, SharedString, Unit,
@@ -148,6 +150,11 @@ fn export_sets_absolute_values_and_the_listener_counts_transitions() {
         assert_eq!(
             recorder.counter(&format!("{REJECTED}{{breaker=payments}}")),
             Some(2)
+        );
+        // No slow-call limit, so none: exported as zero all the same.
+        assert_eq!(
+            recorder.counter(&format!("{SLOW_CALLS}{{breaker=payments}}")),
+            Some(0)
         );
         assert_eq!(recorder.gauge(&state("payments", "open")), Some(1.0));
         for other in ["closed", "half_open", "forced_open", "forced_closed"] {

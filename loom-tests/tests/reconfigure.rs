@@ -4,6 +4,8 @@
 
 mod common;
 
+use std::time::Duration;
+
 use common::{Events, OPEN, Role, check_each_order, small, spawn_in};
 use hotbreaker::{Config, State};
 
@@ -62,6 +64,61 @@ fn switching_counting_on_races_a_closing_probe() {
         let before = metrics.successes.expect("counting is on");
         breaker.try_acquire().unwrap().success();
         assert_eq!(breaker.metrics().successes, Some(before + 1));
+    });
+}
+
+/// A reconfiguration that sets a slow-call limit races a call that takes longer than it.
+///
+/// The limit is a number the breaker keeps beside the state word, and timing a bit in the
+/// state word: the reconfiguration stores the limit, then sets the bit with a
+/// compare-and-swap. A call admitted under the bit is timed (its permit says so), and its
+/// success, recorded after the clock moved past the limit, must then count as a slow call and
+/// trip the breaker (a run rule of one); a call admitted before the bit is not timed and its
+/// success stays a success. Either way, timing is on for every call after both are done.
+///
+/// Catches: the bit set before the limit is stored (a timed call judged by the old, absent
+/// limit: a success that should have been slow), and a transition that rebuilds the word
+/// without the bit (the call after the trip's probe not timed).
+#[test]
+fn switching_slow_calls_on_races_a_slow_call() {
+    check_each_order(2, 2, |order| {
+        let (breaker, clock) = small(|b| b.consecutive_failures(1));
+        let caller: Role<bool> = {
+            let (breaker, clock) = (breaker.clone(), clock.clone());
+            Box::new(move || {
+                let permit = breaker.try_acquire().expect("closed");
+                let timed = format!("{permit:?}").contains("timed: true");
+                clock.advance(Duration::from_nanos(2));
+                permit.success();
+                timed
+            })
+        };
+        let reconfigurer: Role<bool> = {
+            let breaker = breaker.clone();
+            Box::new(move || {
+                let config = Config {
+                    slow_call: Some(Duration::from_nanos(1)),
+                    ..breaker.config()
+                };
+                breaker.reconfigure(config).unwrap();
+                false
+            })
+        };
+        let timed = spawn_in(order, vec![caller, reconfigurer])[0];
+
+        let metrics = breaker.metrics();
+        assert_eq!(metrics.slow_calls, u64::from(timed), "{metrics:?}");
+        let expected = if timed { State::Open } else { State::Closed };
+        assert_eq!(metrics.state, expected, "{metrics:?}");
+        if timed {
+            // The open deadline is kept in whole microseconds, rounded up.
+            clock.advance(OPEN + Duration::from_micros(1));
+            let probe = breaker.try_acquire().expect("the open period is over");
+            assert!(format!("{probe:?}").contains("timed: true"), "{probe:?}");
+            probe.success();
+        }
+        let next = breaker.try_acquire().expect("closed");
+        assert!(format!("{next:?}").contains("timed: true"), "{next:?}");
     });
 }
 
