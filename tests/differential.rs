@@ -29,6 +29,8 @@ fn config() -> impl Strategy<Value = ModelConfig> {
         (1_000u64..=60_000),
         1u32..=3,
         1u32..=3,
+        // Sometimes a slow-call limit of a few of the clock's steps (Advance moves 1-30 µs).
+        prop::option::weighted(0.25, 1u64..=60_000),
     )
         .prop_map(
             |(
@@ -37,12 +39,14 @@ fn config() -> impl Strategy<Value = ModelConfig> {
                 open_nanos,
                 half_open_probes,
                 success_threshold,
+                slow_nanos,
             )| ModelConfig {
                 failure_rate,
                 consecutive_failures,
                 open_duration: Duration::from_nanos(open_nanos),
                 half_open_probes,
                 success_threshold,
+                slow_call: slow_nanos.map(Duration::from_nanos),
             },
         )
 }
@@ -82,6 +86,7 @@ fn every_transition() -> (ModelConfig, Vec<Op>) {
         open_duration: Duration::from_micros(10),
         half_open_probes: 2,
         success_threshold: 2,
+        slow_call: None,
     };
     let mut ops = Vec::new();
     for outcome in [
@@ -142,6 +147,7 @@ fn refused_configurations_run_nothing() {
         open_duration: Duration::from_secs(1),
         half_open_probes: 1,
         success_threshold: 1,
+        slow_call: None,
     };
     assert_eq!(run_differential(&config, &[Op::Acquire]), Ok(false));
 }

@@ -40,6 +40,7 @@ fn reference_run(scenario: &Scenario) -> RunCounts {
             open_duration: Duration::from_millis(10 * scenario.open_rounds),
             half_open_probes: 1,
             success_threshold: 1,
+            slow_call: None,
         })),
     };
     let mut free_from = vec![0_u64; scenario.slots];

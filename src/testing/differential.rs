@@ -141,6 +141,7 @@ fn compare(breaker: &Breaker<ManualClock>, model: &ReferenceModel, now: u64) -> 
             metrics.ignored,
             metrics.released,
             metrics.rejected,
+            metrics.slow_calls,
         ],
         [metrics.openings, metrics.half_openings, metrics.closings],
         (
@@ -158,6 +159,7 @@ fn compare(breaker: &Breaker<ManualClock>, model: &ReferenceModel, now: u64) -> 
             counts.ignored,
             counts.released,
             counts.rejected,
+            counts.slow_calls,
         ],
         [counts.openings, counts.half_openings, counts.closings],
         (failures, calls, run),
@@ -165,7 +167,7 @@ fn compare(breaker: &Breaker<ManualClock>, model: &ReferenceModel, now: u64) -> 
     );
     if real != expected {
         return Err(format!(
-            "breaker (state, [succ, fail, ign, rel, rej], [open, half, close], (win fail, win calls, run), probes) = \
+            "breaker (state, [succ, fail, ign, rel, rej, slow], [open, half, close], (win fail, win calls, run), probes) = \
              {real:?}\n      model = {expected:?}"
         ));
     }

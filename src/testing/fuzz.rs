@@ -120,10 +120,16 @@ pub fn fuzz_two_threads(data: &[u8]) {
 
     let metrics = breaker.metrics();
     let granted = |n: usize| tally.granted[n].load(Ordering::Relaxed);
+    // A success recorded too late is counted as a failure, and as a slow call.
+    assert!(metrics.slow_calls <= granted(0), "{metrics:?}");
+    assert!(
+        config.slow_call.is_some() || metrics.slow_calls == 0,
+        "slow calls without a limit: {metrics:?}"
+    );
     assert_eq!(
         [
-            metrics.successes.unwrap_or(u64::MAX),
-            metrics.failures,
+            metrics.successes.unwrap_or(u64::MAX) + metrics.slow_calls,
+            metrics.failures - metrics.slow_calls,
             metrics.ignored,
             metrics.released
         ],
@@ -264,6 +270,11 @@ fn decode_config(u: &mut Unstructured<'_>) -> DecodeResult<ModelConfig> {
         open_duration: Duration::from_nanos(u.int_in_range(1_000u64..=60_000)?),
         half_open_probes: u.int_in_range(1u32..=4)?,
         success_threshold: u.int_in_range(1u32..=4)?,
+        slow_call: if u.arbitrary()? {
+            Some(Duration::from_nanos(u.int_in_range(1u64..=40_000)?))
+        } else {
+            None
+        },
     })
 }
 
@@ -274,6 +285,7 @@ fn small_config_default() -> ModelConfig {
         open_duration: Duration::from_micros(10),
         half_open_probes: 1,
         success_threshold: 1,
+        slow_call: None,
     }
 }
 
@@ -309,6 +321,7 @@ struct RawSettings {
     success_threshold: Option<usize>,
     stripes: Option<usize>,
     failure_records: Option<usize>,
+    slow_call: Option<Duration>,
 }
 
 impl RawSettings {
@@ -326,6 +339,7 @@ impl RawSettings {
             success_threshold: option(u, |u| count(u, MAX_PROBES))?,
             stripes: option(u, |u| count(u, MAX_STRIPES))?,
             failure_records: option(u, |u| count(u, MAX_WINDOW))?,
+            slow_call: option(u, duration)?,
         })
     }
 
@@ -353,6 +367,9 @@ impl RawSettings {
         }
         if let Some(records) = self.failure_records {
             builder = builder.failure_records(records);
+        }
+        if let Some(limit) = self.slow_call {
+            builder = builder.slow_call(limit);
         }
         builder
     }
@@ -413,12 +430,16 @@ impl RawSettings {
         if !within(success_threshold, MAX_PROBES) {
             return Err("success_threshold");
         }
+        if self.slow_call.is_some_and(|limit| limit.is_zero()) {
+            return Err("slow_call");
+        }
         Ok(ModelConfig {
             failure_rate,
             consecutive_failures: self.consecutive_failures.map(|n| n as u32),
             open_duration,
             half_open_probes: half_open_probes as u32,
             success_threshold: success_threshold as u32,
+            slow_call: self.slow_call,
         })
     }
 }

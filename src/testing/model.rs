@@ -19,6 +19,9 @@ pub struct ModelConfig {
     pub half_open_probes: u32,
     /// Probe successes that close.
     pub success_threshold: u32,
+    /// Slow-call limit: a success recorded longer than this after its permit counts as a
+    /// failure.
+    pub slow_call: Option<Duration>,
 }
 
 impl ModelConfig {
@@ -37,6 +40,9 @@ impl ModelConfig {
         if let Some(run) = self.consecutive_failures {
             builder = builder.consecutive_failures(run as usize);
         }
+        if let Some(limit) = self.slow_call {
+            builder = builder.slow_call(limit);
+        }
         builder
     }
 
@@ -54,11 +60,13 @@ impl ModelConfig {
     }
 }
 
-/// A permit of the model: the generation it was issued in and whether it is a probe.
+/// A permit of the model: the generation it was issued in, whether it is a probe, and when it
+/// was issued.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ModelPermit {
     generation: u32,
     kind: Kind,
+    issued_nanos: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,6 +109,7 @@ pub struct ModelCounts {
     pub ignored: u64,
     pub released: u64,
     pub rejected: u64,
+    pub slow_calls: u64,
     pub openings: u64,
     pub half_openings: u64,
     pub closings: u64,
@@ -138,7 +147,11 @@ impl ReferenceModel {
 
     /// Asks to make a call at `now_nanos`; `Err` carries the state that rejected it.
     pub fn acquire(&mut self, now_nanos: u64) -> Result<ModelPermit, State> {
-        let permit = |generation, kind| ModelPermit { generation, kind };
+        let permit = |generation, kind| ModelPermit {
+            generation,
+            kind,
+            issued_nanos: now_nanos,
+        };
         match self.phase {
             Phase::Closed => Ok(permit(self.generation, Kind::Closed)),
             Phase::ForcedClosed => Ok(permit(self.generation, Kind::Forced)),
@@ -191,6 +204,15 @@ impl ReferenceModel {
 
     /// Records `outcome` for `permit` at `now_nanos`.
     pub fn record(&mut self, permit: ModelPermit, outcome: Outcome, now_nanos: u64) {
+        let slow = self.config.slow_call.is_some_and(|limit| {
+            now_nanos - permit.issued_nanos > crate::clock::saturating_nanos(limit)
+        });
+        let outcome = if outcome == Outcome::Success && slow {
+            self.counts.slow_calls += 1;
+            Outcome::Failure
+        } else {
+            outcome
+        };
         match outcome {
             Outcome::Success => self.counts.successes += 1,
             Outcome::Failure => self.counts.failures += 1,

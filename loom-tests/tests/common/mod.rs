@@ -305,5 +305,6 @@ pub const fn rate(threshold: f64, window: u32, minimum: u32) -> ModelConfig {
         open_duration: OPEN,
         half_open_probes: 1,
         success_threshold: 1,
+        slow_call: None,
     }
 }
