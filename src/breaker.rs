@@ -253,7 +253,7 @@ impl<C: Clock> Breaker<C> {
     /// The verdict on a timed permit issued at `issued_at`, now that `outcome` is recorded: a
     /// success that took longer than the `slow_call` limit is a failure (and is counted as a
     /// slow call). Relaxed: the limit is stored before the timing bit that sent the permit
-    /// here is set (`apply_flags`), and the permit's admission read that bit with `Acquire`.
+    /// here is set (`apply_copies`), and the permit's admission read that bit with `Acquire`.
     #[inline(never)]
     pub(crate) fn timed_verdict(&self, issued_at: u64, outcome: Outcome) -> Outcome {
         if outcome != Outcome::Success {

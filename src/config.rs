@@ -228,6 +228,7 @@ pub(crate) struct Settings {
     /// Failure records a breaker built with these settings keeps at least: `failure_records`,
     /// or what the rules need.
     pub(crate) failure_records: u32,
+    /// The slow-call limit, above zero, if there is one.
     pub(crate) slow_call: Option<Duration>,
 }
 
