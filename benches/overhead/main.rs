@@ -15,6 +15,7 @@
 //! - `failure` (hotbreaker only): recording failures in a closed breaker;
 //! - `probe` (hotbreaker only, manual clock): open period ends, a probe passes and closes the
 //!   breaker, a failure trips it again;
+//! - `slow_call` (hotbreaker only): the healthy day with a slow-call limit, every call timed;
 //! - `paired` (not criterion, see `paired.rs`): the differences of goals (a) and (c), each path
 //!   and its baseline in alternating blocks. Runs when no filter is given, or when a filter is
 //!   part of `paired`.
@@ -46,6 +47,7 @@ fn main() {
     scenarios::rejection(&mut criterion);
     scenarios::failure(&mut criterion);
     scenarios::probe(&mut criterion);
+    scenarios::slow_call(&mut criterion);
     criterion.final_summary();
     let pairs = if paired_wanted() {
         paired::run()

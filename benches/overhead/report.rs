@@ -256,6 +256,11 @@ fn others(out: &mut String, m: &Medians) {
             "round",
             "(e) probe round: probe, close, trip (manual clock)",
         ),
+        (
+            "slow_call",
+            "healthy",
+            "(f) healthy, with a slow-call limit (two clock reads)",
+        ),
     ];
     let mut lines = Vec::new();
     for (scenario, function, label) in rows {

@@ -223,6 +223,37 @@ pub fn failure(c: &mut Criterion) {
     group.finish();
 }
 
+/// (f) The healthy day with a slow-call limit (hotbreaker only): every call is timed (a clock
+/// read when admitted and one when its success is recorded) and goes out of line. What the
+/// limit costs, beside (a) and the clock reads of (c) in the same run.
+pub fn slow_call(c: &mut Criterion) {
+    let timed = || {
+        Breaker::builder()
+            .failure_rate(0.5, 100)
+            .slow_call(Duration::from_secs(1))
+            .build()
+            .expect("valid settings")
+    };
+    let mut group = c.benchmark_group("slow_call_1thread");
+    configure(&mut group);
+    let breaker = timed();
+    group.bench_function("healthy", |b| b.iter(|| breaker.call(succeed)));
+    group.finish();
+    let mut group = c.benchmark_group("slow_call_2threads");
+    configure(&mut group);
+    let breaker = timed();
+    group.bench_function("healthy", |b| {
+        b.iter_custom(|iters| {
+            contended::run(iters, claim_slot, |_, iters| {
+                for _ in 0..iters {
+                    let _ = black_box(breaker.call(succeed));
+                }
+            })
+        })
+    });
+    group.finish();
+}
+
 /// (e) Half-open probe rounds on a manual clock (hotbreaker only): the open period ends, a
 /// probe passes and closes the breaker, a failure trips it again.
 pub fn probe(c: &mut Criterion) {

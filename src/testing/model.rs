@@ -205,7 +205,7 @@ impl ReferenceModel {
     /// Records `outcome` for `permit` at `now_nanos`.
     pub fn record(&mut self, permit: ModelPermit, outcome: Outcome, now_nanos: u64) {
         let slow = self.config.slow_call.is_some_and(|limit| {
-            now_nanos - permit.issued_nanos > crate::clock::saturating_nanos(limit)
+            now_nanos.saturating_sub(permit.issued_nanos) > crate::clock::saturating_nanos(limit)
         });
         let outcome = if outcome == Outcome::Success && slow {
             self.counts.slow_calls += 1;
