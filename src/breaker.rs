@@ -250,12 +250,22 @@ impl<C: Clock> Breaker<C> {
         word.times_calls().then(|| self.clock.now_nanos())
     }
 
+    /// The outcome to record for a permit issued at `issued_at` (`None`: not timed, as on the
+    /// healthy path, where this is nothing once inlined).
+    #[inline(always)]
+    pub(crate) fn verdict(&self, issued_at: Option<u64>, outcome: Outcome) -> Outcome {
+        match issued_at {
+            Some(issued_at) => self.timed_verdict(issued_at, outcome),
+            None => outcome,
+        }
+    }
+
     /// The verdict on a timed permit issued at `issued_at`, now that `outcome` is recorded: a
     /// success that took longer than the `slow_call` limit is a failure (and is counted as a
     /// slow call). Relaxed: the limit is stored before the timing bit that sent the permit
     /// here is set (`apply_copies`), and the permit's admission read that bit with `Acquire`.
     #[inline(never)]
-    pub(crate) fn timed_verdict(&self, issued_at: u64, outcome: Outcome) -> Outcome {
+    fn timed_verdict(&self, issued_at: u64, outcome: Outcome) -> Outcome {
         if outcome != Outcome::Success {
             return outcome;
         }

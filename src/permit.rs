@@ -110,10 +110,7 @@ impl<'a, C: Clock> Permit<'a, C> {
     #[inline]
     pub fn record(self, outcome: Outcome) {
         let permit = ManuallyDrop::new(self);
-        let outcome = match permit.issued_at {
-            Some(issued_at) => permit.breaker.timed_verdict(issued_at, outcome),
-            None => outcome,
-        };
+        let outcome = permit.breaker.verdict(permit.issued_at, outcome);
         permit
             .breaker
             .record(permit.generation, permit.kind, outcome);
@@ -205,10 +202,7 @@ impl<C: Clock> OwnedPermit<C> {
     /// Records `outcome`; a slow success counts as a failure, as for [`Permit::record`].
     pub fn record(mut self, outcome: Outcome) {
         self.ended = true;
-        let outcome = match self.issued_at {
-            Some(issued_at) => self.breaker.timed_verdict(issued_at, outcome),
-            None => outcome,
-        };
+        let outcome = self.breaker.verdict(self.issued_at, outcome);
         self.breaker.record(self.generation, self.kind, outcome);
     }
 
