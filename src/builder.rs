@@ -269,8 +269,8 @@ impl<C: Clock> Builder<C> {
     /// [`MAX_CONSECUTIVE`](crate::MAX_CONSECUTIVE), an open duration under a microsecond or above
     /// [`MAX_OPEN_DURATION`](crate::MAX_OPEN_DURATION), probes or a success threshold of 0 or above
     /// [`MAX_PROBES`](crate::MAX_PROBES), stripes of 0 or above [`MAX_STRIPES`](crate::MAX_STRIPES),
-    /// or failure records fewer than the rules look back over or above
-    /// [`MAX_WINDOW`](crate::MAX_WINDOW).
+    /// failure records fewer than the rules look back over or above
+    /// [`MAX_WINDOW`](crate::MAX_WINDOW), or a slow-call limit of zero.
     pub fn build(self) -> Result<Breaker<C>, ConfigError>
     where
         C: Default,

@@ -113,11 +113,12 @@ impl StateWord {
 
     /// The same word with success counting on or off.
     pub(crate) fn with_counting(self, count: bool) -> Self {
-        StateWord(if count {
-            self.0 | COUNTS_SUCCESSES
-        } else {
-            self.0 & !COUNTS_SUCCESSES
-        })
+        self.with_bit(COUNTS_SUCCESSES, count)
+    }
+
+    /// The same word with `bit` set or cleared.
+    fn with_bit(self, bit: u64, on: bool) -> Self {
+        StateWord(if on { self.0 | bit } else { self.0 & !bit })
     }
 
     pub(crate) fn state(self) -> State {
@@ -153,11 +154,7 @@ impl StateWord {
 
     /// The same word with timing on or off.
     pub(crate) fn with_timing(self, time: bool) -> Self {
-        StateWord(if time {
-            self.0 | TIMES_CALLS
-        } else {
-            self.0 & !TIMES_CALLS
-        })
+        self.with_bit(TIMES_CALLS, time)
     }
 
     /// The word for `state` in the next generation, with no probes; success counting and

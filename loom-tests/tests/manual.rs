@@ -4,9 +4,11 @@
 
 mod common;
 
+use loom::sync::Arc;
+
 use common::{Events, OPEN, Role, check_each_order, small, spawn_in, trip_and_wait};
 use hotbreaker::testing::assert_one_chain;
-use hotbreaker::{State, Trigger};
+use hotbreaker::{Breaker, ManualClock, State, Trigger};
 
 /// `force_open` and `reset` race a failure; two failures in a row would trip.
 ///
@@ -65,6 +67,12 @@ fn force_open_and_reset_race_a_failure() {
     });
 }
 
+/// The role that opens `breaker` from outside (`open_for`) and says whether it did.
+fn opener(breaker: &Arc<Breaker<ManualClock>>) -> Role<bool> {
+    let breaker = Arc::clone(breaker);
+    Box::new(move || breaker.open_for(OPEN).unwrap())
+}
+
 /// `open_for` (an opening decided elsewhere) races a failure that trips the breaker.
 ///
 /// Checks that exactly one of them opens it: one opening, one transition, from `Closed`, and
@@ -83,10 +91,7 @@ fn open_for_races_a_trip() {
             let breaker = breaker.clone();
             Box::new(move || breaker.try_acquire().map(|p| p.failure()).is_ok())
         };
-        let opener: Role<bool> = {
-            let breaker = breaker.clone();
-            Box::new(move || breaker.open_for(OPEN).unwrap())
-        };
+        let opener = opener(&breaker);
         let [admitted, opened] = spawn_in(order, vec![caller, opener])[..] else {
             unreachable!("two roles")
         };
@@ -134,10 +139,7 @@ fn open_for_races_a_closing_probe() {
                 Err(_) => false, // the opener came first
             })
         };
-        let opener: Role<bool> = {
-            let breaker = breaker.clone();
-            Box::new(move || breaker.open_for(OPEN).unwrap())
-        };
+        let opener = opener(&breaker);
         let [probed, opened] = spawn_in(order, vec![prober, opener])[..] else {
             unreachable!("two roles")
         };
