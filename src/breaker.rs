@@ -670,6 +670,62 @@ impl<C: Clock> Breaker<C> {
         )
     }
 
+    /// Ends the open period now, if the breaker is open (not forced) and its period still
+    /// runs: the next call finds it half-open and probes, as when the period ends by itself,
+    /// and callers waiting for a permit wake. For when the dependency was seen to recover
+    /// elsewhere: another instance's probe (see [`shared`](crate::shared)), a health check.
+    /// Returns whether this call ended a period. Nothing is announced to listeners: the
+    /// transition to half-open that follows is.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use hotbreaker::{Breaker, State};
+    /// use std::time::Duration;
+    ///
+    /// let breaker = Breaker::builder().build()?;
+    /// breaker.open_for(Duration::from_secs(60))?;
+    /// assert!(breaker.try_acquire().is_err(), "rejected while the period runs");
+    /// assert!(breaker.end_open_period());
+    /// let probe = breaker.try_acquire().expect("the period is over: a probe");
+    /// assert!(probe.is_probe());
+    /// probe.success();
+    /// assert_eq!(breaker.state(), State::Closed);
+    /// # Ok::<(), hotbreaker::ConfigError>(())
+    /// ```
+    pub fn end_open_period(&self) -> bool {
+        let word = StateWord(self.control.state.load(Ordering::Acquire));
+        word.state() == State::Open && self.end_opening(word.generation())
+    }
+
+    /// Ends the open period of `generation` now, if the breaker is still open in it and the
+    /// period still runs. Only that generation's: an opening that came after it is left alone.
+    pub(crate) fn end_opening(&self, generation: u32) -> bool {
+        // Whole microseconds, rounded down: the deadline's unit, and a period that ends at
+        // the latest now.
+        let now = self.clock.now_nanos() / 1000 * 1000;
+        let running = self
+            .control
+            .deadline
+            .remaining_nanos(generation, now)
+            .is_some();
+        let ended = running
+            && self
+                .control
+                .deadline
+                .reschedule(generation, now, || self.is_open_in(generation));
+        if ended {
+            // A waiter sleeping until the old end re-checks now.
+            self.waiters().notify();
+        }
+        ended
+    }
+
+    fn is_open_in(&self, generation: u32) -> bool {
+        let word = StateWord(self.control.state.load(Ordering::Acquire));
+        word.state() == State::Open && word.generation() == generation
+    }
+
     /// The generation of the breaker's opening and what is left of its open period, while it
     /// is open (not forced) and the period runs. (For `shared`, which loom builds leave out.)
     #[cfg(not(loom))]

@@ -68,6 +68,40 @@ impl OpenDeadline {
         }
     }
 
+    /// Moves the end of `generation`'s open period to `end_nanos` (earlier or later), if its
+    /// deadline is here and `still_open` (which re-reads the state word) says the breaker is
+    /// still open in `generation`. Returns whether it moved it.
+    ///
+    /// The state is read after the deadline, as in [`publish`](OpenDeadline::publish), and the
+    /// new end replaces exactly the value loaded: a deadline that another generation wrote
+    /// meanwhile makes the compare-and-swap fail. A caller that loaded the old deadline
+    /// before the swap still acts on it: a period moved later may end at the old time all the
+    /// same, when a call found it over first; a period ended early is over for every call that
+    /// loads the deadline after the swap.
+    pub(crate) fn reschedule(
+        &self,
+        generation: u32,
+        end_nanos: u64,
+        still_open: impl Fn() -> bool,
+    ) -> bool {
+        let tag = u64::from(generation) & TAG_MASK;
+        let micros = end_nanos.div_ceil(1000).min(MICROS_MASK);
+        let new = tag << MICROS_BITS | micros;
+        // Acquire: as in `publish`; the state is read after it.
+        let current = self.word.load(Ordering::Acquire);
+        if current >> MICROS_BITS != tag || !still_open() {
+            return false;
+        }
+        // Release: a caller that acquires this word sees the period's new end, and the
+        // generation's tag with it. A failed swap means another generation's deadline (or
+        // another reschedule) came first: this one is outdated then.
+        current == new
+            || self
+                .word
+                .compare_exchange(current, new, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+    }
+
     /// Whether the open period of `generation` is over at `now_nanos`.
     ///
     /// A caller reads this after acquiring a state word that says `Open` in `generation`,
@@ -116,6 +150,25 @@ mod tests {
         deadline.publish(3, 1_001, || true);
         assert_eq!(deadline.remaining_nanos(3, 1_001), Some(999));
         assert_eq!(deadline.remaining_nanos(3, 2_000), None);
+    }
+
+    #[test]
+    fn a_period_is_moved_only_while_its_generation_is_open() {
+        let deadline = OpenDeadline::new();
+        deadline.publish(4, 50_000, || true);
+        assert!(deadline.reschedule(4, 10_000, || true), "ended early");
+        assert_eq!(deadline.remaining_nanos(4, 9_000), Some(1_000));
+        assert!(deadline.reschedule(4, 80_000, || true), "moved later");
+        assert_eq!(deadline.remaining_nanos(4, 70_000), Some(10_000));
+        assert!(
+            !deadline.reschedule(5, 1_000, || true),
+            "generation 5 has no deadline here"
+        );
+        assert!(
+            !deadline.reschedule(4, 1_000, || false),
+            "generation 4 is no longer open"
+        );
+        assert_eq!(deadline.remaining_nanos(4, 70_000), Some(10_000));
     }
 
     #[test]

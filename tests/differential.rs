@@ -62,6 +62,8 @@ fn op() -> impl Strategy<Value = Op> {
         1 => Just(Op::ForceOpen),
         1 => Just(Op::ForceClosed),
         2 => Just(Op::Reset),
+        1 => (1u32..=30).prop_map(Op::OpenFor),
+        1 => Just(Op::EndOpenPeriod),
     ]
 }
 

@@ -24,6 +24,10 @@ pub enum Op {
     ForceClosed,
     /// [`Breaker::reset`].
     Reset,
+    /// [`Breaker::open_for`] this many microseconds (an opening decided elsewhere).
+    OpenFor(u32),
+    /// [`Breaker::end_open_period`] (a recovery seen elsewhere).
+    EndOpenPeriod,
 }
 
 /// Where the breaker and the model first disagreed.
@@ -122,6 +126,26 @@ pub fn run_differential_split(
             Op::Reset => {
                 breaker.reset();
                 model.reset();
+            }
+            Op::OpenFor(micros) => {
+                let duration = Duration::from_micros(u64::from(micros));
+                let opened = breaker.open_for(duration).map_err(|error| {
+                    mismatch(format!("open_for({duration:?}) refused: {error}"))
+                })?;
+                let expected = model.open_for(duration, now);
+                if opened != expected {
+                    return Err(mismatch(format!(
+                        "open_for opened: breaker {opened}, model {expected}"
+                    )));
+                }
+            }
+            Op::EndOpenPeriod => {
+                let (ended, expected) = (breaker.end_open_period(), model.end_open_period(now));
+                if ended != expected {
+                    return Err(mismatch(format!(
+                        "end_open_period ended: breaker {ended}, model {expected}"
+                    )));
+                }
             }
         }
         compare(&breaker, &model, clock.now_nanos_for_model()).map_err(mismatch)?;

@@ -234,6 +234,12 @@ fn run_thread(
             Op::ForceOpen => breaker.force_open(),
             Op::ForceClosed => breaker.force_closed(),
             Op::Reset => breaker.reset(),
+            Op::OpenFor(micros) => {
+                let _ = breaker.open_for(Duration::from_micros(u64::from(micros)));
+            }
+            Op::EndOpenPeriod => {
+                breaker.end_open_period();
+            }
         }
     }
     for permit in held {
@@ -301,8 +307,10 @@ fn decode_ops(u: &mut Unstructured<'_>, max: usize) -> DecodeResult<Vec<Op>> {
             68..=71 => Op::Record(usize::from(u.arbitrary::<u8>()?), Outcome::Ignore),
             72..=77 => Op::Release(usize::from(u.arbitrary::<u8>()?)),
             78..=94 => Op::Advance(u.int_in_range(1u32..=30)?),
-            95..=96 => Op::Reset,
-            97..=98 => Op::ForceOpen,
+            95 => Op::Reset,
+            96 => Op::OpenFor(u.int_in_range(1u32..=30)?),
+            97 => Op::ForceOpen,
+            98 => Op::EndOpenPeriod,
             _ => Op::ForceClosed,
         };
         ops.push(op);

@@ -11,3 +11,11 @@ pub use differential::{Mismatch, Op, run_differential, run_differential_split};
 pub use fuzz::{fuzz_configuration, fuzz_differential, fuzz_two_threads};
 pub use model::{ModelConfig, ModelCounts, ModelPermit, ReferenceModel};
 pub use transitions::assert_one_chain;
+
+/// Ends the open period of `generation` only, as [`shared`](crate::shared)'s follower does
+/// for an opening it applied: for models of a follower that acts on a generation that has
+/// since moved on. [`Breaker::end_open_period`](crate::Breaker::end_open_period) is the
+/// public form, for whatever opening is current.
+pub fn end_opening<C: crate::Clock>(breaker: &crate::Breaker<C>, generation: u32) -> bool {
+    breaker.end_opening(generation)
+}

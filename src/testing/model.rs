@@ -194,8 +194,12 @@ impl ReferenceModel {
     }
 
     fn open(&mut self, now_nanos: u64) {
-        let until =
-            now_nanos.saturating_add(crate::clock::saturating_nanos(self.config.open_duration));
+        self.open_until(
+            now_nanos.saturating_add(crate::clock::saturating_nanos(self.config.open_duration)),
+        );
+    }
+
+    fn open_until(&mut self, until: u64) {
         // The breaker keeps the deadline in whole microseconds, rounded up.
         let until_nanos = until.div_ceil(1000).saturating_mul(1000);
         self.enter(Phase::Open { until_nanos });
@@ -279,6 +283,33 @@ impl ReferenceModel {
                 out: out - 1,
                 successes,
             };
+        }
+    }
+
+    /// [`Breaker::open_for`](crate::Breaker::open_for) at `now_nanos`: whether it opened.
+    pub fn open_for(&mut self, duration: Duration, now_nanos: u64) -> bool {
+        let opens = match self.phase {
+            Phase::Closed | Phase::HalfOpen { .. } => true,
+            Phase::Open { until_nanos } => now_nanos >= until_nanos,
+            Phase::ForcedOpen | Phase::ForcedClosed => false,
+        };
+        if opens {
+            self.open_until(now_nanos.saturating_add(crate::clock::saturating_nanos(duration)));
+        }
+        opens
+    }
+
+    /// [`Breaker::end_open_period`](crate::Breaker::end_open_period) at `now_nanos`: whether
+    /// it ended a running period.
+    pub fn end_open_period(&mut self, now_nanos: u64) -> bool {
+        match self.phase {
+            Phase::Open { until_nanos } if now_nanos < until_nanos => {
+                self.phase = Phase::Open {
+                    until_nanos: now_nanos,
+                };
+                true
+            }
+            _ => false,
         }
     }
 
