@@ -2,11 +2,14 @@
 //!
 //! Each instance is a thread with its own breaker (5 failures in a row trip it, 2 s open) in
 //! front of the same dependency. Instance 0 takes most of the traffic (a call every 2 ms),
-//! instances 1 and 2 a trickle (one every 40 ms). The dependency is healthy for 0.5 s, then
-//! down for 2.5 s. The scenario runs twice: with each breaker on its own, and with the
-//! breakers following each other through a store (`shared::SharedOpenings`, polled every
-//! 20 ms). It prints, per instance, how many calls reached the failing dependency and how many
-//! the breaker rejected, and what opened each breaker first.
+//! instances 1 and 2 a trickle (one every 40 ms). The dependency is healthy for 0.5 s, down
+//! for 2.5 s, then healthy again for 2 s. The scenario runs three times: with each breaker on
+//! its own; with the breakers following each other's openings through a store
+//! (`shared::SharedOpenings`, polled every 20 ms); and the same with one instance probing for
+//! all (`wait_for_probe`: the others wait up to 100 ms past a deadline for the probe of the
+//! instance that published it, and follow its verdict). It prints, per instance, how many
+//! calls reached the failing dependency (and how many of those were probes), how many the
+//! breaker rejected, what opened it first, and when it closed again.
 //!
 //! ```sh
 //! cargo run --example shared_openings                                    # MemoryStore
@@ -20,7 +23,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use hotbreaker::shared::{MemoryStore, OpeningStore, SharedOpenings};
-use hotbreaker::{Breaker, CallError, Transition, Trigger};
+use hotbreaker::{Breaker, CallError, State, Transition, Trigger};
 
 const HEALTHY_FOR: Duration = Duration::from_millis(500);
 const DOWN_FOR: Duration = Duration::from_millis(2500);
@@ -29,14 +32,27 @@ const PACES: [Duration; 3] = [
     Duration::from_millis(40),
     Duration::from_millis(40),
 ];
+const UP_AGAIN_FOR: Duration = Duration::from_secs(2);
 const POLL_EVERY: Duration = Duration::from_millis(20);
+const WAIT_FOR_PROBE: Duration = Duration::from_millis(100);
 
-/// What one instance saw while the dependency was down.
+/// What one instance saw.
 #[derive(Debug, Default)]
 struct Tally {
     failed: u64,
     rejected: u64,
+    /// Probes that failed: the half-open breaker opened again.
+    failed_probes: u64,
     first_opening: Option<(Duration, Trigger)>,
+    /// When the breaker last closed, since the start.
+    closed_at: Option<Duration>,
+}
+
+/// What the instances' followers share.
+#[derive(Clone, Copy)]
+enum Sharing {
+    Openings,
+    OpeningsAndProbes,
 }
 
 fn main() -> ExitCode {
@@ -57,27 +73,36 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     }
-    println!("dependency down after {HEALTHY_FOR:?}, for {DOWN_FOR:?}; calls every {PACES:?}\n");
+    println!(
+        "dependency down after {HEALTHY_FOR:?}, for {DOWN_FOR:?}, then up for {UP_AGAIN_FOR:?}; \
+         calls every {PACES:?}\n"
+    );
     println!("each breaker on its own:");
     report(&scenario(|_| None));
-    println!(
-        "\nbreakers sharing openings ({}):",
-        redis.as_deref().unwrap_or("MemoryStore")
-    );
-    let results = match redis {
-        None => {
-            let store = MemoryStore::new();
-            scenario(|breaker| Some(follow(store.clone(), breaker)))
-        }
-        Some(address) => match redis_scenario(&address) {
-            Ok(results) => results,
-            Err(message) => {
-                eprintln!("error: --redis {address}: {message}");
-                return ExitCode::from(2);
+    let store_name = redis.as_deref().unwrap_or("MemoryStore").to_owned();
+    for (sharing, title) in [
+        (Sharing::Openings, "breakers sharing openings"),
+        (
+            Sharing::OpeningsAndProbes,
+            "sharing openings, one instance probing for all",
+        ),
+    ] {
+        println!("\n{title} ({store_name}):");
+        let results = match &redis {
+            None => {
+                let store = MemoryStore::new();
+                scenario(|breaker| Some(follow(store.clone(), breaker, sharing)))
             }
-        },
-    };
-    report(&results);
+            Some(address) => match redis_scenario(address, sharing) {
+                Ok(results) => results,
+                Err(message) => {
+                    eprintln!("error: --redis {address}: {message}");
+                    return ExitCode::from(2);
+                }
+            },
+        };
+        report(&results);
+    }
     ExitCode::SUCCESS
 }
 
@@ -95,16 +120,25 @@ fn check_redis(_address: &str) -> Result<(), String> {
 }
 
 #[cfg(feature = "redis")]
-fn redis_scenario(address: &str) -> Result<Vec<Tally>, String> {
+fn redis_scenario(address: &str, sharing: Sharing) -> Result<Vec<Tally>, String> {
     use hotbreaker::shared::RedisStore;
-    // A prefix of this run's own, so that a deadline left by an earlier run is not read.
-    let prefix = format!("hotbreaker-example:{}:", std::process::id());
-    let store = || RedisStore::new(address).key_prefix(prefix.clone());
-    Ok(scenario(|breaker| Some(follow(store(), breaker))))
+    // Prefixes of this run's and this scenario's own, so that a deadline or a recovery left
+    // by an earlier run is not read.
+    let run = format!(
+        "hotbreaker-example:{}:{}:",
+        std::process::id(),
+        sharing as u8
+    );
+    let store = || {
+        RedisStore::new(address)
+            .key_prefix(format!("{run}open:"))
+            .recovery_key_prefix(format!("{run}recovered:"))
+    };
+    Ok(scenario(|breaker| Some(follow(store(), breaker, sharing))))
 }
 
 #[cfg(not(feature = "redis"))]
-fn redis_scenario(address: &str) -> Result<Vec<Tally>, String> {
+fn redis_scenario(address: &str, _sharing: Sharing) -> Result<Vec<Tally>, String> {
     check_redis(address).map(|()| Vec::new())
 }
 
@@ -112,8 +146,15 @@ fn redis_scenario(address: &str) -> Result<Vec<Tally>, String> {
 fn follow<S: OpeningStore + 'static>(
     store: S,
     breaker: Arc<Breaker>,
+    sharing: Sharing,
 ) -> hotbreaker::shared::Polling {
+    let wait = match sharing {
+        Sharing::OpeningsAndProbes => WAIT_FOR_PROBE,
+        Sharing::Openings => Duration::ZERO,
+    };
     SharedOpenings::new(store)
+        .wait_for_probe(wait)
+        .expect("a wait shorter than the longest opening")
         .follow("inventory", breaker)
         .spawn_polling(POLL_EVERY, |name, error| {
             eprintln!("store error for {name}: {error}")
@@ -127,16 +168,14 @@ fn scenario(share: impl Fn(Arc<Breaker>) -> Option<hotbreaker::shared::Polling>)
     let start = Instant::now();
     let mut instances = Vec::new();
     for pace in PACES {
-        let openings = Arc::new(std::sync::Mutex::new(Vec::new()));
-        let seen = openings.clone();
+        let transitions = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen = transitions.clone();
         let breaker = Arc::new(
             Breaker::builder()
                 .consecutive_failures(5)
                 .open_duration(Duration::from_secs(2))
                 .on_transition(move |t: &Transition| {
-                    if t.to == hotbreaker::State::Open {
-                        seen.lock().unwrap().push((start.elapsed(), t.trigger));
-                    }
+                    seen.lock().unwrap().push((start.elapsed(), *t));
                 })
                 .build()
                 .expect("valid settings"),
@@ -145,7 +184,7 @@ fn scenario(share: impl Fn(Arc<Breaker>) -> Option<hotbreaker::shared::Polling>)
         let down = down.clone();
         let calls = thread::spawn(move || {
             let mut tally = Tally::default();
-            while start.elapsed() < HEALTHY_FOR + DOWN_FOR {
+            while start.elapsed() < HEALTHY_FOR + DOWN_FOR + UP_AGAIN_FOR {
                 let failing = down.load(Ordering::Relaxed);
                 match breaker.call(|| if failing { Err("503") } else { Ok(()) }) {
                     Err(CallError::Failed(_)) => tally.failed += 1,
@@ -156,16 +195,24 @@ fn scenario(share: impl Fn(Arc<Breaker>) -> Option<hotbreaker::shared::Polling>)
             }
             tally
         });
-        instances.push((calls, openings, polling));
+        instances.push((calls, transitions, polling));
     }
     thread::sleep(HEALTHY_FOR);
     down.store(true, Ordering::Relaxed);
+    thread::sleep(DOWN_FOR);
+    down.store(false, Ordering::Relaxed);
     instances
         .into_iter()
-        .map(|(calls, openings, polling)| {
+        .map(|(calls, transitions, polling)| {
             let mut tally = calls.join().expect("instance thread");
             drop(polling);
-            tally.first_opening = openings.lock().unwrap().first().copied();
+            let transitions = transitions.lock().unwrap();
+            let to = |state| transitions.iter().filter(move |(_, t)| t.to == state);
+            tally.first_opening = to(State::Open).next().map(|(at, t)| (*at, t.trigger));
+            tally.failed_probes = to(State::Open)
+                .filter(|(_, t)| t.trigger == Trigger::ProbeFailed)
+                .count() as u64;
+            tally.closed_at = to(State::Closed).next_back().map(|(at, _)| *at);
             tally
         })
         .collect()
@@ -184,9 +231,17 @@ fn report(results: &[Tally]) {
             ),
             None => "never opened".to_owned(),
         };
+        let closed = match tally.closed_at {
+            Some(at) => format!(
+                "closed {:.0} ms after it came back",
+                (at.saturating_sub(HEALTHY_FOR + DOWN_FOR)).as_secs_f64() * 1e3
+            ),
+            None => "not closed again".to_owned(),
+        };
         println!(
-            "  instance {n}: {:4} calls reached the failing dependency, {:5} rejected; {opened}",
-            tally.failed, tally.rejected
+            "  instance {n}: {:4} calls reached the failing dependency ({} of them probes), \
+             {:5} rejected; {opened}; {closed}",
+            tally.failed, tally.failed_probes, tally.rejected
         );
     }
 }

@@ -721,9 +721,36 @@ impl<C: Clock> Breaker<C> {
         ended
     }
 
+    /// Makes the open period of `generation` last until `open_for` from now, if the breaker is
+    /// still open in it and that is later than its current end. A call that found the period
+    /// over before the change still moves the breaker to half-open.
+    #[cfg(not(loom))]
+    pub(crate) fn extend_opening(&self, generation: u32, open_for: Duration) -> bool {
+        let now = self.clock.now_nanos();
+        let end = now.saturating_add(crate::clock::saturating_nanos(open_for));
+        let later = self
+            .control
+            .deadline
+            .remaining_nanos(generation, now)
+            .is_some_and(|left| now.saturating_add(left) < end);
+        later
+            && self
+                .control
+                .deadline
+                .reschedule(generation, end, || self.is_open_in(generation))
+    }
+
     fn is_open_in(&self, generation: u32) -> bool {
         let word = StateWord(self.control.state.load(Ordering::Acquire));
         word.state() == State::Open && word.generation() == generation
+    }
+
+    /// The generation of the breaker's closed state, while it is closed (not forced). (For
+    /// `shared`, which loom builds leave out.)
+    #[cfg(not(loom))]
+    pub(crate) fn closed_generation(&self) -> Option<u32> {
+        let word = StateWord(self.control.state.load(Ordering::Acquire));
+        (word.state() == State::Closed).then(|| word.generation())
     }
 
     /// The generation of the breaker's opening and what is left of its open period, while it

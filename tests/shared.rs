@@ -141,6 +141,171 @@ fn two_instances_tripping_together_do_not_reopen_each_other() {
     assert_eq!(a.breaker.state(), State::HalfOpen);
 }
 
+/// How long the instances that follow another's opening wait for its probe, in the tests
+/// that let one instance probe for all.
+const WAIT: Duration = Duration::from_secs(10);
+
+/// Recoveries and openings are compared in wall-clock milliseconds: a step that must come
+/// strictly after another waits for the clock to pass the millisecond.
+fn next_millisecond() {
+    std::thread::sleep(Duration::from_millis(2));
+}
+
+#[test]
+fn one_instance_probes_and_its_recovery_ends_the_others_openings() {
+    let store = MemoryStore::new();
+    let (a, b) = (instance(), instance());
+    let mut follow_a = SharedOpenings::new(store.clone())
+        .wait_for_probe(WAIT)
+        .unwrap()
+        .follow("db", a.breaker.clone());
+    let mut follow_b = SharedOpenings::new(store.clone())
+        .wait_for_probe(WAIT)
+        .unwrap()
+        .follow("db", b.breaker.clone());
+    trip(&a);
+    follow_a.poll();
+    assert_eq!(follow_b.poll().opened, 1);
+    let open_for = b
+        .transitions
+        .lock()
+        .unwrap()
+        .last()
+        .unwrap()
+        .open_for
+        .unwrap();
+    assert!(
+        open_for > OPEN && open_for <= OPEN + WAIT,
+        "a's deadline and the wait for its probe: {open_for:?}"
+    );
+
+    // Both clocks pass a's deadline: a probes, b waits for a's verdict.
+    a.clock.advance(OPEN);
+    b.clock.advance(OPEN);
+    assert!(b.breaker.try_acquire().is_err(), "b waits for a's probe");
+    let probe = a.breaker.try_acquire().unwrap();
+    assert!(probe.is_probe());
+    probe.success();
+    assert_eq!(a.breaker.state(), State::Closed);
+
+    next_millisecond();
+    let report = follow_a.poll();
+    assert_eq!(report.recoveries_published, 1, "{report:?}");
+    assert_eq!(follow_a.poll().recoveries_published, 0, "published once");
+    let report = follow_b.poll();
+    assert_eq!(report.ended, 1, "{report:?}");
+    let probe = b
+        .breaker
+        .try_acquire()
+        .expect("b's opening ended: it probes");
+    assert!(probe.is_probe());
+    probe.success();
+    assert_eq!(b.breaker.state(), State::Closed);
+    let report = follow_b.poll();
+    assert_eq!(
+        (report.ended, report.recoveries_published),
+        (0, 1),
+        "b closed after its opening from the store, and says so too: {report:?}"
+    );
+}
+
+#[test]
+fn a_failed_probe_makes_the_waiting_instances_wait_longer() {
+    let store = MemoryStore::new();
+    let (a, b) = (instance(), instance());
+    let mut follow_a = SharedOpenings::new(store.clone()).follow("db", a.breaker.clone());
+    let mut follow_b = SharedOpenings::new(store.clone())
+        .wait_for_probe(WAIT)
+        .unwrap()
+        .follow("db", b.breaker.clone());
+    trip(&a);
+    follow_a.poll();
+    follow_b.poll();
+
+    a.clock.advance(OPEN);
+    b.clock.advance(OPEN + Duration::from_secs(1));
+    a.breaker.try_acquire().unwrap().failure();
+    assert_eq!(a.breaker.state(), State::Open, "a's probe failed");
+    next_millisecond();
+    assert_eq!(follow_a.poll().published, 1);
+    let report = follow_b.poll();
+    assert_eq!((report.extended, report.opened), (1, 0), "{report:?}");
+
+    // Past the end of b's first opening (a's first deadline and the wait), not of the second.
+    b.clock.advance(WAIT);
+    assert_eq!(b.breaker.state(), State::Open);
+    let rejected = b.breaker.try_acquire().unwrap_err();
+    assert!(
+        rejected.retry_after().unwrap() > OPEN - Duration::from_secs(5),
+        "about a's second period and the wait are left: {rejected:?}"
+    );
+    assert_eq!(
+        b.transitions.lock().unwrap().len(),
+        1,
+        "the same opening, made longer: no transition"
+    );
+}
+
+#[test]
+fn a_recovery_recorded_before_an_opening_does_not_end_it() {
+    let mut store = MemoryStore::new();
+    store.publish_recovery("db", SystemTime::now()).unwrap();
+    next_millisecond();
+    let (a, b) = (instance(), instance());
+    let mut follow_a = SharedOpenings::new(store.clone()).follow("db", a.breaker.clone());
+    let mut follow_b = SharedOpenings::new(store.clone())
+        .wait_for_probe(WAIT)
+        .unwrap()
+        .follow("db", b.breaker.clone());
+    trip(&a);
+    follow_a.poll();
+    assert_eq!(follow_b.poll().opened, 1);
+    let report = follow_b.poll();
+    assert_eq!((report.ended, report.opened), (0, 0), "{report:?}");
+    assert_eq!(b.breaker.state(), State::Open);
+    assert!(b.breaker.try_acquire().is_err());
+}
+
+#[test]
+fn without_a_wait_every_instance_probes_at_the_deadline() {
+    let store = MemoryStore::new();
+    let (a, b) = (instance(), instance());
+    let mut follow_a = SharedOpenings::new(store.clone()).follow("db", a.breaker.clone());
+    let mut follow_b = SharedOpenings::new(store.clone()).follow("db", b.breaker.clone());
+    trip(&a);
+    follow_a.poll();
+    follow_b.poll();
+    b.clock.advance(OPEN);
+    assert!(b.breaker.try_acquire().unwrap().is_probe());
+}
+
+#[test]
+fn a_wait_longer_than_any_opening_is_refused() {
+    let error = SharedOpenings::new(MemoryStore::new())
+        .wait_for_probe(hotbreaker::MAX_OPEN_DURATION + Duration::from_secs(1))
+        .err()
+        .expect("refused");
+    assert_eq!(error.field(), "wait_for_probe");
+    assert!(error.to_string().contains("at most"), "{error}");
+}
+
+#[test]
+fn ending_an_open_period_needs_one_that_runs() {
+    let a = instance();
+    assert!(!a.breaker.end_open_period(), "closed");
+    trip(&a);
+    // Between two whole microseconds (the deadline's unit): the period still ends now.
+    a.clock.advance(Duration::from_nanos(1_500));
+    assert!(a.breaker.end_open_period());
+    assert!(!a.breaker.end_open_period(), "already over");
+    let probe = a.breaker.try_acquire().unwrap();
+    assert!(probe.is_probe());
+    probe.failure();
+    a.breaker.force_open();
+    assert!(!a.breaker.end_open_period(), "forced open stays open");
+    assert_eq!(a.breaker.state(), State::ForcedOpen);
+}
+
 #[test]
 fn forced_breakers_and_other_names_are_left_alone() {
     let store = MemoryStore::new();

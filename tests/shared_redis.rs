@@ -139,6 +139,88 @@ fn the_store_keeps_the_later_deadline_and_forgets_passed_ones() {
 }
 
 #[test]
+fn recoveries_keep_the_later_time_under_keys_of_their_own() {
+    let Some(server) = start_server(&[]) else {
+        return;
+    };
+    let mut store = RedisStore::new(&server.address).key_prefix("test:");
+    let millis = |t: SystemTime| {
+        t.duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap()
+            .as_millis()
+    };
+    assert_eq!(store.recovered_at("db").unwrap(), None);
+    let now = SystemTime::now();
+    store.publish_recovery("db", now).unwrap();
+    store
+        .publish_recovery("db", now - Duration::from_secs(5))
+        .unwrap();
+    assert_eq!(
+        millis(store.recovered_at("db").unwrap().unwrap()),
+        millis(now),
+        "the later recovery is kept"
+    );
+    assert_eq!(store.open_until("db").unwrap(), None, "no deadline written");
+    let until = now + Duration::from_secs(60);
+    store.publish("db", until).unwrap();
+    assert_eq!(
+        millis(store.recovered_at("db").unwrap().unwrap()),
+        millis(now)
+    );
+    assert_eq!(
+        millis(store.open_until("db").unwrap().unwrap()),
+        millis(until)
+    );
+
+    // Two prefixes that are the same would mix recoveries and deadlines: refused by name.
+    let mut mixed = RedisStore::new(&server.address)
+        .key_prefix("same:")
+        .recovery_key_prefix("same:");
+    let error = mixed.publish_recovery("db", now).unwrap_err();
+    assert!(error.to_string().contains("recovery_key_prefix"), "{error}");
+    assert!(mixed.recovered_at("db").is_err());
+}
+
+#[test]
+fn one_instance_probes_for_another_through_redis() {
+    let Some(server) = start_server(&[]) else {
+        return;
+    };
+    let clock = hotbreaker::ManualClock::new();
+    let instance = || {
+        Arc::new(
+            Breaker::builder()
+                .consecutive_failures(1)
+                .open_duration(Duration::from_secs(30))
+                .clock(clock.clone())
+                .build()
+                .unwrap(),
+        )
+    };
+    let (prober, waiter) = (instance(), instance());
+    let follow = |breaker: &Arc<Breaker<hotbreaker::ManualClock>>| {
+        SharedOpenings::new(RedisStore::new(&server.address))
+            .wait_for_probe(Duration::from_secs(10))
+            .unwrap()
+            .follow("payments", breaker.clone())
+    };
+    let (mut follow_prober, mut follow_waiter) = (follow(&prober), follow(&waiter));
+    prober.try_acquire().unwrap().failure();
+    assert_eq!(follow_prober.poll().published, 1);
+    assert_eq!(follow_waiter.poll().opened, 1);
+
+    clock.advance(Duration::from_secs(31));
+    assert!(waiter.try_acquire().is_err(), "the waiter waits");
+    prober.try_acquire().unwrap().success();
+    std::thread::sleep(Duration::from_millis(2));
+    let report = follow_prober.poll();
+    assert_eq!(report.recoveries_published, 1, "{report:?}");
+    let report = follow_waiter.poll();
+    assert_eq!(report.ended, 1, "{report:?}");
+    assert!(waiter.try_acquire().unwrap().is_probe());
+}
+
+#[test]
 fn a_password_is_sent_and_a_wrong_one_is_an_error() {
     let Some(server) = start_server(&["--requirepass", "s3cret"]) else {
         return;

@@ -1,4 +1,5 @@
-//! Following named breakers: publishing their own openings, and applying the others'.
+//! Following named breakers: publishing their own openings and recoveries, and applying the
+//! others'.
 
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -7,6 +8,7 @@ use std::time::{Duration, SystemTime};
 use super::{OpeningStore, StoreError, unix_millis};
 use crate::breaker::Breaker;
 use crate::clock::Clock;
+use crate::config::{ConfigError, MAX_OPEN_DURATION};
 use crate::sync::{AtomicBool, Ordering};
 
 /// A remote deadline closer than this is let pass: opening for less would only make a
@@ -22,6 +24,9 @@ const SAME_FAILURE: Duration = Duration::from_secs(1);
 trait Followed: Send + Sync {
     fn current_opening(&self) -> Option<(u32, Duration)>;
     fn open_externally(&self, duration: Duration) -> Option<u32>;
+    fn extend_opening(&self, generation: u32, open_for: Duration) -> bool;
+    fn end_opening(&self, generation: u32) -> bool;
+    fn closed_generation(&self) -> Option<u32>;
 }
 
 impl<C: Clock> Followed for Breaker<C> {
@@ -32,6 +37,23 @@ impl<C: Clock> Followed for Breaker<C> {
     fn open_externally(&self, duration: Duration) -> Option<u32> {
         Breaker::open_externally(self, duration)
     }
+
+    fn extend_opening(&self, generation: u32, open_for: Duration) -> bool {
+        Breaker::extend_opening(self, generation, open_for)
+    }
+
+    fn end_opening(&self, generation: u32) -> bool {
+        Breaker::end_opening(self, generation)
+    }
+
+    fn closed_generation(&self) -> Option<u32> {
+        Breaker::closed_generation(self)
+    }
+}
+
+/// Whether generation `later` comes after `earlier`, in serial-number arithmetic.
+fn comes_after(later: u32, earlier: u32) -> bool {
+    (later.wrapping_sub(earlier) as i32) > 0
 }
 
 /// One followed breaker, and what this follower did with it.
@@ -48,6 +70,12 @@ struct Entry {
     external_generation: Option<u32>,
     /// The latest remote deadline applied, in Unix milliseconds: applied once.
     applied_until: u64,
+    /// When this follower last applied or extended the external opening, in Unix
+    /// milliseconds: only a recovery recorded after it ends the opening early.
+    applied_at: u64,
+    /// The latest opening of the breaker this follower knows of (published or applied) whose
+    /// recovery it has not published yet: a closed state after it is one to publish.
+    recovery_due: Option<u32>,
 }
 
 /// Keeps followed breakers in step with an [`OpeningStore`]; see the [module docs](super).
@@ -56,6 +84,9 @@ struct Entry {
 pub struct SharedOpenings<S> {
     store: S,
     entries: Vec<Entry>,
+    /// How long past a remote deadline an applied opening lasts, waiting for the probe of the
+    /// instance that published it.
+    wait_for_probe: Duration,
 }
 
 /// What one [`poll`](SharedOpenings::poll) did.
@@ -66,6 +97,14 @@ pub struct PollReport {
     pub published: usize,
     /// Followed breakers opened because the store held a later deadline for their name.
     pub opened: usize,
+    /// Followed breakers whose opening from the store was made longer, because the store held
+    /// a later deadline (another instance's failed probe, say) before it ended.
+    pub extended: usize,
+    /// Recoveries published: a followed breaker closed after an opening.
+    pub recoveries_published: usize,
+    /// Openings from the store ended early because another instance recorded a recovery after
+    /// they were applied; each of these breakers probes at its next call.
+    pub ended: usize,
     /// Store errors, with the name they concern; the other names were still polled.
     pub errors: Vec<(String, StoreError)>,
 }
@@ -76,7 +115,47 @@ impl<S: OpeningStore> SharedOpenings<S> {
         SharedOpenings {
             store,
             entries: Vec::new(),
+            wait_for_probe: Duration::ZERO,
         }
+    }
+
+    /// Lets one instance probe for all: an opening applied from the store lasts up to
+    /// `longest` past its deadline, so that the instance that published it (whose own period
+    /// ends at the deadline) probes first. If its probe succeeds, it publishes a recovery, and
+    /// at their next poll the others end their openings (their next call probes, and
+    /// closes); if it fails, its new opening reaches the others before their openings end,
+    /// and makes them longer. If no verdict comes within `longest` (the probing instance went
+    /// away), each probes for itself. Zero (the default) waits for nothing: every instance
+    /// probes when the deadline passes. Make it longer than the polling interval plus the
+    /// time a probe's call takes.
+    ///
+    /// # Errors
+    ///
+    /// A [`ConfigError`] naming `wait_for_probe` if `longest` is above
+    /// [`MAX_OPEN_DURATION`](crate::MAX_OPEN_DURATION).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use hotbreaker::shared::{MemoryStore, SharedOpenings};
+    ///
+    /// let following = SharedOpenings::new(MemoryStore::new())
+    ///     .wait_for_probe(Duration::from_secs(2))?;
+    /// # Ok::<(), hotbreaker::ConfigError>(())
+    /// ```
+    pub fn wait_for_probe(mut self, longest: Duration) -> Result<Self, ConfigError> {
+        if longest > MAX_OPEN_DURATION {
+            return Err(ConfigError::new(
+                "wait_for_probe",
+                format!(
+                    "must be at most {} s, got {longest:?}",
+                    MAX_OPEN_DURATION.as_secs()
+                ),
+            ));
+        }
+        self.wait_for_probe = longest;
+        Ok(self)
     }
 
     /// Follows `breaker` under `name`, the name every instance gives the same dependency.
@@ -88,19 +167,30 @@ impl<S: OpeningStore> SharedOpenings<S> {
             published_until: 0,
             external_generation: None,
             applied_until: 0,
+            applied_at: 0,
+            recovery_due: None,
         });
         self
     }
 
-    /// Publishes the followed breakers' new openings, then applies the store's deadlines to
-    /// them. A store error for one name is reported and does not stop the others.
+    /// Publishes the followed breakers' new openings and recoveries, then applies the
+    /// store's deadlines and recoveries to them. A store error for one name is reported and
+    /// does not stop the others.
     pub fn poll(&mut self) -> PollReport {
         let mut report = PollReport::default();
         for entry in &mut self.entries {
-            if let Err(error) = Self::publish_own_opening(&mut self.store, entry, &mut report) {
-                report.errors.push((entry.name.clone(), error));
-            }
-            if let Err(error) = Self::apply_remote_opening(&mut self.store, entry, &mut report) {
+            let steps = [
+                Self::publish_own_opening(&mut self.store, entry, &mut report),
+                Self::publish_own_recovery(&mut self.store, entry, &mut report),
+                Self::apply_remote_opening(
+                    &mut self.store,
+                    entry,
+                    self.wait_for_probe,
+                    &mut report,
+                ),
+                Self::apply_remote_recovery(&mut self.store, entry, &mut report),
+            ];
+            for error in steps.into_iter().filter_map(Result::err) {
                 report.errors.push((entry.name.clone(), error));
             }
         }
@@ -124,13 +214,63 @@ impl<S: OpeningStore> SharedOpenings<S> {
         store.publish(&entry.name, until)?;
         entry.published_generation = Some(generation);
         entry.published_until = entry.published_until.max(unix_millis(until));
+        entry.recovery_due = Some(generation);
         report.published += 1;
+        Ok(())
+    }
+
+    /// Publishes that the dependency recovered when the breaker is closed after the latest
+    /// opening this follower knows of. Timed when this poll sees it: up to a polling interval
+    /// after the breaker closed.
+    fn publish_own_recovery(
+        store: &mut S,
+        entry: &mut Entry,
+        report: &mut PollReport,
+    ) -> Result<(), StoreError> {
+        let (Some(opened), Some(closed)) = (entry.recovery_due, entry.breaker.closed_generation())
+        else {
+            return Ok(());
+        };
+        if !comes_after(closed, opened) {
+            return Ok(());
+        }
+        store.publish_recovery(&entry.name, SystemTime::now())?;
+        entry.recovery_due = None;
+        report.recoveries_published += 1;
+        Ok(())
+    }
+
+    /// Ends the opening applied from the store early if another instance recorded a recovery
+    /// after it was applied. The store is asked only while that opening runs.
+    fn apply_remote_recovery(
+        store: &mut S,
+        entry: &mut Entry,
+        report: &mut PollReport,
+    ) -> Result<(), StoreError> {
+        let Some(external) = entry.external_generation else {
+            return Ok(());
+        };
+        if entry
+            .breaker
+            .current_opening()
+            .map(|(generation, _)| generation)
+            != Some(external)
+        {
+            return Ok(());
+        }
+        let Some(recovered) = store.recovered_at(&entry.name)? else {
+            return Ok(());
+        };
+        if unix_millis(recovered) > entry.applied_at && entry.breaker.end_opening(external) {
+            report.ended += 1;
+        }
         Ok(())
     }
 
     fn apply_remote_opening(
         store: &mut S,
         entry: &mut Entry,
+        wait_for_probe: Duration,
         report: &mut PollReport,
     ) -> Result<(), StoreError> {
         let Some(until) = store.open_until(&entry.name)? else {
@@ -149,12 +289,26 @@ impl<S: OpeningStore> SharedOpenings<S> {
         if remaining < SHORTEST_OPENING {
             return Ok(());
         }
+        let hold = remaining
+            .saturating_add(wait_for_probe)
+            .min(MAX_OPEN_DURATION);
+        let now = unix_millis(SystemTime::now());
+        // The opening applied before, still running: a later deadline makes it longer.
+        if let Some(external) = entry.external_generation {
+            if entry.breaker.extend_opening(external, hold) {
+                entry.applied_until = until_millis;
+                entry.applied_at = now;
+                report.extended += 1;
+                return Ok(());
+            }
+        }
         // A breaker still in an open period of its own is left to it, and tried again at the
         // next poll: the remote deadline may outlast it.
-        let remaining = remaining.min(crate::MAX_OPEN_DURATION);
-        if let Some(generation) = entry.breaker.open_externally(remaining) {
+        if let Some(generation) = entry.breaker.open_externally(hold) {
             entry.external_generation = Some(generation);
             entry.applied_until = until_millis;
+            entry.applied_at = now;
+            entry.recovery_due = Some(generation);
             report.opened += 1;
         }
         Ok(())

@@ -7,7 +7,7 @@ use std::time::SystemTime;
 use super::{OpeningStore, StoreError, from_unix_millis, unix_millis};
 use crate::sync::Swappable;
 
-/// Deadlines kept in this process. Clones share them, so each instance (a
+/// Deadlines and recoveries kept in this process. Clones share them, so each instance (a
 /// [`SharedOpenings`](super::SharedOpenings)) takes a clone.
 ///
 /// Lock-free: a publish replaces the whole map by compare-and-swap, which suits names that
@@ -15,6 +15,19 @@ use crate::sync::Swappable;
 #[derive(Clone)]
 pub struct MemoryStore {
     deadlines: Arc<Swappable<HashMap<String, u64>>>,
+    recoveries: Arc<Swappable<HashMap<String, u64>>>,
+}
+
+/// Keeps the later of the time kept for `name` and `millis`.
+fn keep_later(times: &Swappable<HashMap<String, u64>>, name: &str, millis: u64) {
+    times.update(|current| {
+        if current.get(name).is_some_and(|&kept| kept >= millis) {
+            return None; // a later time is kept already
+        }
+        let mut next = HashMap::clone(current);
+        next.insert(name.to_owned(), millis);
+        Some(next)
+    });
 }
 
 impl MemoryStore {
@@ -22,6 +35,7 @@ impl MemoryStore {
     pub fn new() -> Self {
         MemoryStore {
             deadlines: Arc::new(Swappable::new(HashMap::new())),
+            recoveries: Arc::new(Swappable::new(HashMap::new())),
         }
     }
 }
@@ -42,15 +56,7 @@ impl std::fmt::Debug for MemoryStore {
 
 impl OpeningStore for MemoryStore {
     fn publish(&mut self, name: &str, until: SystemTime) -> Result<(), StoreError> {
-        let until = unix_millis(until);
-        self.deadlines.update(|current| {
-            if current.get(name).is_some_and(|&kept| kept >= until) {
-                return None; // a later deadline is kept already
-            }
-            let mut next = HashMap::clone(current);
-            next.insert(name.to_owned(), until);
-            Some(next)
-        });
+        keep_later(&self.deadlines, name, unix_millis(until));
         Ok(())
     }
 
@@ -62,5 +68,18 @@ impl OpeningStore for MemoryStore {
             .get(name)
             .filter(|&&until| until > now)
             .map(|&until| from_unix_millis(until)))
+    }
+
+    fn publish_recovery(&mut self, name: &str, at: SystemTime) -> Result<(), StoreError> {
+        keep_later(&self.recoveries, name, unix_millis(at));
+        Ok(())
+    }
+
+    fn recovered_at(&mut self, name: &str) -> Result<Option<SystemTime>, StoreError> {
+        Ok(self
+            .recoveries
+            .load()
+            .get(name)
+            .map(|&at| from_unix_millis(at)))
     }
 }

@@ -1,5 +1,6 @@
-//! Openings shared between instances: when one instance's breaker trips, the others open too,
-//! for the rest of its open period, instead of each learning from its own failed calls.
+//! Openings and recoveries shared between instances: when one instance's breaker trips, the
+//! others open too, for the rest of its open period, instead of each learning from its own
+//! failed calls; and when one sees the dependency recover, the others stop waiting.
 //!
 //! Nothing here is on a call path. A [`SharedOpenings`] follows named breakers and, each time
 //! it is polled (from a thread of its own with [`SharedOpenings::spawn_polling`], or from the
@@ -7,16 +8,28 @@
 //!
 //! 1. publishes every opening a followed breaker made by itself (a trip or a failed probe) to
 //!    an [`OpeningStore`], as a wall-clock deadline under the breaker's name; the store keeps
-//!    the later of two deadlines;
+//!    the later of two deadlines (and of two recoveries);
 //! 2. reads each name's deadline back, and opens a closed or half-open breaker until it
 //!    ([`Breaker::open_for`](crate::Breaker::open_for), [`Trigger::External`](crate::Trigger::External)),
-//!    unless it ends within a second of a deadline this instance published: that is the same
-//!    failure seen by two instances that tripped at about the same time.
+//!    or makes the opening it applied before longer, unless the deadline ends within a second
+//!    of one this instance published: that is the same failure seen by two instances that
+//!    tripped at about the same time;
 //!
-//! Closing stays local: when the period ends, each instance probes the dependency on its own,
-//! and one whose probe fails opens again and publishes that. An opening that came from the
-//! store is never published back. How soon the others follow is the polling interval; how far
-//! their periods end apart is that plus the difference between the machines' wall clocks.
+//! 3. publishes a recovery when a followed breaker has closed since its last opening (its
+//!    probe succeeded, or it was reset);
+//! 4. ends an opening it applied from the store early when the store records a recovery made
+//!    after it applied it ([`Breaker::end_open_period`](crate::Breaker::end_open_period)):
+//!    the breaker's next call probes.
+//!
+//! By default each instance still probes when the period ends, and one whose probe fails
+//! opens again and publishes that. With [`SharedOpenings::wait_for_probe`], one instance
+//! probes for all: an opening applied from the store lasts a while past its deadline, so the
+//! instance that published it probes first; its recovery ends the others' openings (each
+//! then probes once, against a dependency that just answered), and its failed probe's new
+//! deadline makes their openings longer before they end. An opening that came from the store
+//! is never published back. How soon the others follow is the polling interval; how far their
+//! periods end apart is that plus the difference between the machines' wall clocks, which
+//! also decides whether a recovery counts as after an opening.
 //!
 //! This is what the article's "keep the breaker's state in a store shared by all instances"
 //! asks for, without the cost other breakers pay for it: no lock and no round trip to the
@@ -61,7 +74,8 @@ pub use memory::MemoryStore;
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub use redis::RedisStore;
 
-/// Where instances leave the deadlines of their openings for each other.
+/// Where instances leave the deadlines of their openings, and the times they saw the
+/// dependency recover, for each other.
 ///
 /// A deadline is wall-clock time ([`SystemTime`]), since instances on different machines share
 /// no other clock. Implementations must keep, per name, the latest deadline published, and
@@ -81,6 +95,33 @@ pub trait OpeningStore: Send {
     ///
     /// A [`StoreError`] when the store cannot be reached or answers something unexpected.
     fn open_until(&mut self, name: &str) -> Result<Option<SystemTime>, StoreError>;
+
+    /// Records that an instance saw the dependency behind `name` recover at `at` (its breaker
+    /// closed after an opening), unless a later recovery is already recorded for it.
+    ///
+    /// The default records nothing: a store that does not keep recoveries shares openings
+    /// only, and every instance probes for itself.
+    ///
+    /// # Errors
+    ///
+    /// A [`StoreError`] when the store cannot be reached or refuses the write.
+    fn publish_recovery(&mut self, name: &str, at: SystemTime) -> Result<(), StoreError> {
+        let _ = (name, at);
+        Ok(())
+    }
+
+    /// The latest recovery recorded for `name`, if any. Implementations may forget one after
+    /// a day.
+    ///
+    /// The default has none (see [`publish_recovery`](OpeningStore::publish_recovery)).
+    ///
+    /// # Errors
+    ///
+    /// A [`StoreError`] when the store cannot be reached or answers something unexpected.
+    fn recovered_at(&mut self, name: &str) -> Result<Option<SystemTime>, StoreError> {
+        let _ = name;
+        Ok(None)
+    }
 }
 
 /// A store could not be read or written; the message says what happened.

@@ -7,8 +7,9 @@ use std::time::{Duration, SystemTime};
 
 use super::{OpeningStore, StoreError, from_unix_millis, unix_millis};
 
-/// Keeps the later deadline under a key, and lets Redis forget it when it passes. One script,
-/// so that two instances publishing at once cannot leave the earlier deadline.
+/// Keeps the later time (a deadline, or a recovery) under a key, and lets Redis forget it after
+/// `ARGV[2]` milliseconds. One script, so that two instances publishing at once cannot leave
+/// the earlier time.
 const PUBLISH_SCRIPT: &str = "\
 local kept = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
 if kept < tonumber(ARGV[1]) then
@@ -17,12 +18,17 @@ if kept < tonumber(ARGV[1]) then
 end
 return 0";
 
+/// How long Redis keeps a recovery: a follower needs it for one polling interval at most.
+const RECOVERY_KEPT: Duration = Duration::from_secs(24 * 3600);
+
 /// The longest reply line or bulk string read: a deadline is a few digits, and a garbled
 /// length must not make the client allocate gigabytes.
 const LONGEST_REPLY: usize = 64 * 1024;
 
 /// Deadlines kept on one Redis server, one key per name (`hotbreaker:open:NAME` unless
-/// [`key_prefix`](RedisStore::key_prefix) says otherwise), each expiring when it passes.
+/// [`key_prefix`](RedisStore::key_prefix) says otherwise), each expiring when it passes; and
+/// the latest recovery per name (`hotbreaker:recovered:NAME` unless
+/// [`recovery_key_prefix`](RedisStore::recovery_key_prefix) says otherwise), kept for a day.
 ///
 /// Connects on first use and again after any error. Plain TCP with an optional password: no
 /// TLS, no cluster, no sentinel.
@@ -46,6 +52,7 @@ pub struct RedisStore {
     address: String,
     password: Option<String>,
     prefix: String,
+    recovery_prefix: String,
     timeout: Duration,
     connection: Option<Connection>,
 }
@@ -72,6 +79,7 @@ impl RedisStore {
             address: address.into(),
             password: None,
             prefix: "hotbreaker:open:".to_owned(),
+            recovery_prefix: "hotbreaker:recovered:".to_owned(),
             timeout: Duration::from_secs(1),
             connection: None,
         }
@@ -86,6 +94,14 @@ impl RedisStore {
     /// Puts each name's deadline under `prefix` followed by the name.
     pub fn key_prefix(mut self, prefix: impl Into<String>) -> Self {
         self.prefix = prefix.into();
+        self
+    }
+
+    /// Puts each name's latest recovery under `prefix` followed by the name. It must differ
+    /// from the deadlines' [`key_prefix`](RedisStore::key_prefix), or the two would share
+    /// keys; recoveries are refused with an error then.
+    pub fn recovery_key_prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.recovery_prefix = prefix.into();
         self
     }
 
@@ -109,6 +125,51 @@ impl RedisStore {
 
     fn key(&self, name: &str) -> String {
         format!("{}{name}", self.prefix)
+    }
+
+    fn recovery_key(&self, name: &str) -> Result<String, StoreError> {
+        if self.recovery_prefix == self.prefix {
+            return Err(StoreError::new(format!(
+                "redis: recovery_key_prefix and key_prefix are both {:?}; recoveries and \
+                 deadlines would share keys",
+                self.prefix
+            )));
+        }
+        Ok(format!("{}{name}", self.recovery_prefix))
+    }
+
+    /// Keeps `millis` under `key` for `ttl_millis`, unless a later time is kept there.
+    fn keep_later(&mut self, key: &str, millis: u64, ttl_millis: u64) -> Result<(), StoreError> {
+        let (millis, ttl) = (millis.to_string(), ttl_millis.to_string());
+        match self.command(&[
+            b"EVAL",
+            PUBLISH_SCRIPT.as_bytes(),
+            b"1",
+            key.as_bytes(),
+            millis.as_bytes(),
+            ttl.as_bytes(),
+        ])? {
+            Reply::Integer(_) => Ok(()),
+            other => Err(unexpected("EVAL", &other)),
+        }
+    }
+
+    /// The Unix milliseconds kept under `key`, if any.
+    fn millis_at(&mut self, key: &str) -> Result<Option<u64>, StoreError> {
+        match self.command(&[b"GET", key.as_bytes()])? {
+            Reply::Bulk(None) => Ok(None),
+            Reply::Bulk(Some(bytes)) => std::str::from_utf8(&bytes)
+                .ok()
+                .and_then(|text| text.parse::<u64>().ok())
+                .map(Some)
+                .ok_or_else(|| {
+                    StoreError::new(format!(
+                        "redis key {key} holds {:?}, not a time in Unix milliseconds",
+                        String::from_utf8_lossy(&bytes)
+                    ))
+                }),
+            other => Err(unexpected("GET", &other)),
+        }
     }
 
     /// Sends one command and reads its reply, connecting first if needed; any error drops
@@ -162,6 +223,7 @@ impl std::fmt::Debug for RedisStore {
         f.debug_struct("RedisStore")
             .field("address", &self.address)
             .field("prefix", &self.prefix)
+            .field("recovery_prefix", &self.recovery_prefix)
             .field("timeout", &self.timeout)
             .field("connected", &self.connection.is_some())
             .finish_non_exhaustive() // the password stays out of logs
@@ -176,36 +238,27 @@ impl OpeningStore for RedisStore {
             return Ok(()); // nothing left to share
         }
         let key = self.key(name);
-        let (until, ttl) = (until.to_string(), (until - now).to_string());
-        match self.command(&[
-            b"EVAL",
-            PUBLISH_SCRIPT.as_bytes(),
-            b"1",
-            key.as_bytes(),
-            until.as_bytes(),
-            ttl.as_bytes(),
-        ])? {
-            Reply::Integer(_) => Ok(()),
-            other => Err(unexpected("EVAL", &other)),
-        }
+        self.keep_later(&key, until, until - now)
     }
 
     fn open_until(&mut self, name: &str) -> Result<Option<SystemTime>, StoreError> {
         let key = self.key(name);
-        let until = match self.command(&[b"GET", key.as_bytes()])? {
-            Reply::Bulk(None) => return Ok(None),
-            Reply::Bulk(Some(bytes)) => std::str::from_utf8(&bytes)
-                .ok()
-                .and_then(|text| text.parse::<u64>().ok())
-                .ok_or_else(|| {
-                    StoreError::new(format!(
-                        "redis key {key} holds {:?}, not a deadline in Unix milliseconds",
-                        String::from_utf8_lossy(&bytes)
-                    ))
-                })?,
-            other => return Err(unexpected("GET", &other)),
-        };
-        Ok((until > unix_millis(SystemTime::now())).then(|| from_unix_millis(until)))
+        let now = unix_millis(SystemTime::now());
+        Ok(self
+            .millis_at(&key)?
+            .filter(|&until| until > now)
+            .map(from_unix_millis))
+    }
+
+    fn publish_recovery(&mut self, name: &str, at: SystemTime) -> Result<(), StoreError> {
+        let key = self.recovery_key(name)?;
+        let kept = u64::try_from(RECOVERY_KEPT.as_millis()).unwrap_or(u64::MAX);
+        self.keep_later(&key, unix_millis(at), kept)
+    }
+
+    fn recovered_at(&mut self, name: &str) -> Result<Option<SystemTime>, StoreError> {
+        let key = self.recovery_key(name)?;
+        Ok(self.millis_at(&key)?.map(from_unix_millis))
     }
 }
 
