@@ -16,9 +16,9 @@
 //! - `probe` (hotbreaker only, manual clock): open period ends, a probe passes and closes the
 //!   breaker, a failure trips it again;
 //! - `slow_call` (hotbreaker only): the healthy day with a slow-call limit, every call timed;
-//! - `paired` (not criterion, see `paired.rs`): the differences of goals (a) and (c), each path
-//!   and its baseline in alternating blocks. Runs when no filter is given, or when a filter is
-//!   part of `paired`.
+//! - `paired` (not criterion, see `paired.rs`): the differences of goals (a) and (c), and goal
+//!   (b) against the bare call and against recloser, each path and its baseline in
+//!   alternating blocks. Runs when no filter is given, or when a filter is part of `paired`.
 //!
 //! Timings are printed, never asserted: CI only compiles this file.
 

@@ -9,14 +9,17 @@
 //! same alternation at once, and the pairs of both threads are pooled.
 //!
 //! Pairs, for the goals that are differences: (a) a healthy call against the bare call, and
-//! (c) a rejection against one raw quanta clock read.
+//! (c) a rejection against one raw quanta clock read; and for goal (b), whose limits are an
+//! absolute time and a ratio to recloser, the lesson-healthy day against the bare call and
+//! against recloser, each with a window of 20 and of 100.
 
 use std::hint::black_box;
 use std::sync::Barrier;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::calls::succeed;
-use crate::contenders::{Bare, Guard, Hot};
+use crate::calls::{LessonDay, succeed};
+use crate::contenders::{Bare, Guard, Hot, Recloser};
 
 /// Calls per block: long enough that reading the clock around it costs nothing measurable.
 const BLOCK: u64 = 10_000;
@@ -34,37 +37,56 @@ pub struct Pair {
     pub difference: f64,
 }
 
-/// Times `baseline` and `subject` in alternating blocks on `threads` threads; each closure
-/// runs one call. The first block of each pair alternates too, so that neither always runs
-/// second.
-fn measure(
+/// Times `baseline` and `subject` in alternating blocks on `threads` threads. Each is a maker
+/// that each thread calls with its index, for a closure that runs one call (and may keep
+/// that thread's state, such as where it is in the lesson's pattern). The first block of
+/// each pair alternates too, so that neither always runs second. The threads start every
+/// block together (a barrier between blocks, outside the timing): two threads on one breaker
+/// contend for all of its block, even when the other path's blocks take far longer.
+fn measure<B: FnMut(), S: FnMut()>(
     threads: usize,
-    baseline: impl Fn() + Sync,
-    subject: impl Fn() + Sync,
+    baseline: impl Fn(usize) -> B + Sync,
+    subject: impl Fn(usize) -> S + Sync,
 ) -> (f64, f64, f64) {
     let barrier = Barrier::new(threads);
+    let stop = AtomicBool::new(false);
     let per_thread: Vec<Vec<(f64, f64)>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
-            .map(|_| {
-                let (barrier, baseline, subject) = (&barrier, &baseline, &subject);
+            .map(|thread| {
+                let (barrier, stop, baseline, subject) = (&barrier, &stop, &baseline, &subject);
                 scope.spawn(move || {
+                    let (mut baseline, mut subject) = (baseline(thread), subject(thread));
+                    let (baseline, subject) = (&mut baseline, &mut subject);
                     // Each thread's first call claims its stripe and warms its caches.
                     block(baseline);
                     block(subject);
-                    barrier.wait();
                     let end = Instant::now() + DURATION;
                     let mut pairs = Vec::new();
                     let mut subject_first = false;
-                    while Instant::now() < end {
+                    let together = |call: &mut dyn FnMut() -> f64| {
+                        barrier.wait();
+                        call()
+                    };
+                    loop {
+                        // Thread 0 decides when to stop, before the barrier that all pass
+                        // before reading it (the barrier orders the store before the loads, so
+                        // relaxed is enough): every thread runs the same number of blocks.
+                        barrier.wait();
+                        if stop.load(Ordering::Relaxed) {
+                            break;
+                        }
                         let (b, s) = if subject_first {
-                            let s = block(subject);
-                            (block(baseline), s)
+                            let s = together(&mut || block(subject));
+                            (together(&mut || block(baseline)), s)
                         } else {
-                            let b = block(baseline);
-                            (b, block(subject))
+                            let b = together(&mut || block(baseline));
+                            (b, together(&mut || block(subject)))
                         };
                         pairs.push((b, s));
                         subject_first = !subject_first;
+                        if thread == 0 && Instant::now() >= end {
+                            stop.store(true, Ordering::Relaxed);
+                        }
                     }
                     pairs
                 })
@@ -89,7 +111,7 @@ fn measure(
 
 /// ns per call over one block.
 #[inline(never)]
-fn block(call: &impl Fn()) -> f64 {
+fn block(call: &mut impl FnMut()) -> f64 {
     let start = Instant::now();
     for _ in 0..BLOCK {
         call();
@@ -104,11 +126,15 @@ pub fn run() -> Vec<Pair> {
         let healthy = Hot::with_window(100);
         let (baseline, subject, difference) = measure(
             threads,
-            || {
-                black_box(Bare.run(succeed));
+            |_| {
+                || {
+                    black_box(Bare.run(succeed));
+                }
             },
-            || {
-                black_box(healthy.run(succeed));
+            |_| {
+                || {
+                    black_box(healthy.run(succeed));
+                }
             },
         );
         pairs.push(Pair {
@@ -124,11 +150,15 @@ pub fn run() -> Vec<Pair> {
         let clock = quanta::Clock::new();
         let (baseline, subject, difference) = measure(
             threads,
-            || {
-                black_box(clock.raw());
+            |_| {
+                || {
+                    black_box(clock.raw());
+                }
             },
-            || {
-                black_box(open.run(succeed));
+            |_| {
+                || {
+                    black_box(open.run(succeed));
+                }
             },
         );
         pairs.push(Pair {
@@ -139,6 +169,44 @@ pub fn run() -> Vec<Pair> {
             subject,
             difference,
         });
+        for (window, label) in [
+            (20, "(b) 2.5 % failures, rate over 20"),
+            (100, "(b) 2.5 % failures, rate over 100"),
+        ] {
+            pairs.push(lesson_pair::<Bare>(threads, window, label));
+            pairs.push(lesson_pair::<Recloser>(threads, window, label));
+        }
     }
     pairs
+}
+
+/// The lesson's healthy day through `G` and through hotbreaker, each guard fresh and shared
+/// by the threads, each thread at its own point of the pattern.
+fn lesson_pair<G: Guard + Sync>(threads: usize, window: u32, label: &'static str) -> Pair {
+    let (peer, hot) = (G::with_window(window), Hot::with_window(window));
+    let (baseline, subject, difference) = measure(
+        threads,
+        |thread| {
+            let mut day = LessonDay::new(thread);
+            let peer = &peer;
+            move || {
+                black_box(peer.run(|| day.next()));
+            }
+        },
+        |thread| {
+            let mut day = LessonDay::new(thread);
+            let hot = &hot;
+            move || {
+                black_box(hot.run(|| day.next()));
+            }
+        },
+    );
+    Pair {
+        label,
+        threads,
+        baseline_name: G::NAME,
+        baseline,
+        subject,
+        difference,
+    }
 }
