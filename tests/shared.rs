@@ -145,6 +145,14 @@ fn two_instances_tripping_together_do_not_reopen_each_other() {
 /// that let one instance probe for all.
 const WAIT: Duration = Duration::from_secs(10);
 
+/// `instance`'s follower under the name "db", waiting [`WAIT`] for another instance's probe.
+fn waiting_follower(store: &MemoryStore, instance: &Instance) -> SharedOpenings<MemoryStore> {
+    SharedOpenings::new(store.clone())
+        .wait_for_probe(WAIT)
+        .unwrap()
+        .follow("db", instance.breaker.clone())
+}
+
 /// Recoveries and openings are compared in wall-clock milliseconds: a step that must come
 /// strictly after another waits for the clock to pass the millisecond.
 fn next_millisecond() {
@@ -155,14 +163,8 @@ fn next_millisecond() {
 fn one_instance_probes_and_its_recovery_ends_the_others_openings() {
     let store = MemoryStore::new();
     let (a, b) = (instance(), instance());
-    let mut follow_a = SharedOpenings::new(store.clone())
-        .wait_for_probe(WAIT)
-        .unwrap()
-        .follow("db", a.breaker.clone());
-    let mut follow_b = SharedOpenings::new(store.clone())
-        .wait_for_probe(WAIT)
-        .unwrap()
-        .follow("db", b.breaker.clone());
+    let mut follow_a = waiting_follower(&store, &a);
+    let mut follow_b = waiting_follower(&store, &b);
     trip(&a);
     follow_a.poll();
     assert_eq!(follow_b.poll().opened, 1);
@@ -214,10 +216,7 @@ fn a_failed_probe_makes_the_waiting_instances_wait_longer() {
     let store = MemoryStore::new();
     let (a, b) = (instance(), instance());
     let mut follow_a = SharedOpenings::new(store.clone()).follow("db", a.breaker.clone());
-    let mut follow_b = SharedOpenings::new(store.clone())
-        .wait_for_probe(WAIT)
-        .unwrap()
-        .follow("db", b.breaker.clone());
+    let mut follow_b = waiting_follower(&store, &b);
     trip(&a);
     follow_a.poll();
     follow_b.poll();
@@ -253,10 +252,7 @@ fn a_recovery_recorded_before_an_opening_does_not_end_it() {
     next_millisecond();
     let (a, b) = (instance(), instance());
     let mut follow_a = SharedOpenings::new(store.clone()).follow("db", a.breaker.clone());
-    let mut follow_b = SharedOpenings::new(store.clone())
-        .wait_for_probe(WAIT)
-        .unwrap()
-        .follow("db", b.breaker.clone());
+    let mut follow_b = waiting_follower(&store, &b);
     trip(&a);
     follow_a.poll();
     assert_eq!(follow_b.poll().opened, 1);
