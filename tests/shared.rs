@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use hotbreaker::shared::{MemoryStore, OpeningStore, SharedOpenings, StoreError};
-use hotbreaker::{Breaker, ManualClock, State, Transition, Trigger};
+use hotbreaker::{Breaker, ManualClock, Registry, State, Transition, Trigger};
 
 const OPEN: Duration = Duration::from_secs(30);
 
@@ -300,6 +300,49 @@ fn ending_an_open_period_needs_one_that_runs() {
     a.breaker.force_open();
     assert!(!a.breaker.end_open_period(), "forced open stays open");
     assert_eq!(a.breaker.state(), State::ForcedOpen);
+}
+
+#[test]
+fn a_registry_is_followed_with_the_breakers_it_gains_and_loses() {
+    let store = MemoryStore::new();
+    let (a, b) = (instance(), instance());
+    let registry: Arc<Registry<ManualClock>> = Arc::new(Registry::default());
+    let mut follow_a = SharedOpenings::new(store.clone()).follow("db", a.breaker.clone());
+    let mut follow_registry = SharedOpenings::new(store.clone()).follow_registry(registry.clone());
+
+    // Inserted after the follower was built: followed from the next poll on.
+    registry.insert_if_absent("db", b.breaker.clone());
+    trip(&a);
+    follow_a.poll();
+    let report = follow_registry.poll();
+    assert_eq!(report.opened, 1, "{report:?}");
+    assert_eq!(b.breaker.state(), State::Open);
+
+    // Replaced under its name: the new breaker is followed, the old one no longer.
+    let c = instance();
+    registry.remove("db");
+    registry.insert_if_absent("db", c.breaker.clone());
+    b.breaker.reset();
+    let report = follow_registry.poll();
+    assert_eq!(
+        (report.opened, report.recoveries_published),
+        (1, 0),
+        "the new breaker follows, and the old one's reset is not published: {report:?}"
+    );
+    assert_eq!(c.breaker.state(), State::Open);
+    assert_eq!(b.breaker.state(), State::Closed);
+
+    // Removed: nothing is followed under the name any more.
+    registry.remove("db");
+    c.breaker.reset();
+    a.clock.advance(OPEN);
+    let probe = a.breaker.try_acquire().unwrap();
+    probe.failure();
+    next_millisecond();
+    assert_eq!(follow_a.poll().published, 1);
+    let report = follow_registry.poll();
+    assert_eq!((report.opened, report.extended), (0, 0), "{report:?}");
+    assert_eq!(c.breaker.state(), State::Closed);
 }
 
 #[test]

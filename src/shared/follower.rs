@@ -9,6 +9,7 @@ use super::{OpeningStore, StoreError, unix_millis};
 use crate::breaker::Breaker;
 use crate::clock::Clock;
 use crate::config::{ConfigError, MAX_OPEN_DURATION};
+use crate::registry::Registry;
 use crate::sync::{AtomicBool, Ordering};
 
 /// A remote deadline closer than this is let pass: opening for less would only make a
@@ -51,6 +52,25 @@ impl<C: Clock> Followed for Breaker<C> {
     }
 }
 
+/// What [`SharedOpenings`] needs of a registry, whatever its breakers' clock.
+trait FollowedRegistry: Send + Sync {
+    fn followed(&self) -> Vec<(String, Arc<dyn Followed>)>;
+}
+
+impl<C: Clock> FollowedRegistry for Registry<C> {
+    fn followed(&self) -> Vec<(String, Arc<dyn Followed>)> {
+        self.breakers()
+            .into_iter()
+            .map(|(name, breaker)| (name, breaker as Arc<dyn Followed>))
+            .collect()
+    }
+}
+
+/// Whether two followed breakers are the same one.
+fn same_breaker(a: &Arc<dyn Followed>, b: &Arc<dyn Followed>) -> bool {
+    std::ptr::addr_eq(Arc::as_ptr(a), Arc::as_ptr(b))
+}
+
 /// Whether generation `later` comes after `earlier`, in serial-number arithmetic.
 fn comes_after(later: u32, earlier: u32) -> bool {
     (later.wrapping_sub(earlier) as i32) > 0
@@ -65,6 +85,9 @@ struct Entry {
     /// The latest deadline this follower published, in Unix milliseconds: reading it back
     /// from the store is no news.
     published_until: u64,
+    /// The registry this entry came from (an index into `registries`), if any: it is dropped
+    /// when the registry no longer holds this breaker under this name.
+    registry: Option<usize>,
     /// The generation this follower's last external opening made: not the breaker's own, so
     /// never published.
     external_generation: Option<u32>,
@@ -78,12 +101,31 @@ struct Entry {
     recovery_due: Option<u32>,
 }
 
+impl Entry {
+    fn new(name: String, breaker: Arc<dyn Followed>, registry: Option<usize>) -> Self {
+        Entry {
+            name,
+            breaker,
+            registry,
+            published_generation: None,
+            published_until: 0,
+            external_generation: None,
+            applied_until: 0,
+            applied_at: 0,
+            recovery_due: None,
+        }
+    }
+}
+
 /// Keeps followed breakers in step with an [`OpeningStore`]; see the [module docs](super).
 ///
-/// Built once with every breaker it follows ([`follow`](SharedOpenings::follow)), then polled.
+/// Built once with the breakers it follows ([`follow`](SharedOpenings::follow)) and the
+/// registries whose breakers it follows ([`follow_registry`](SharedOpenings::follow_registry)),
+/// then polled.
 pub struct SharedOpenings<S> {
     store: S,
     entries: Vec<Entry>,
+    registries: Vec<Arc<dyn FollowedRegistry>>,
     /// How long past a remote deadline an applied opening lasts, waiting for the probe of the
     /// instance that published it.
     wait_for_probe: Duration,
@@ -115,6 +157,7 @@ impl<S: OpeningStore> SharedOpenings<S> {
         SharedOpenings {
             store,
             entries: Vec::new(),
+            registries: Vec::new(),
             wait_for_probe: Duration::ZERO,
         }
     }
@@ -160,23 +203,70 @@ impl<S: OpeningStore> SharedOpenings<S> {
 
     /// Follows `breaker` under `name`, the name every instance gives the same dependency.
     pub fn follow<C: Clock>(mut self, name: impl Into<String>, breaker: Arc<Breaker<C>>) -> Self {
-        self.entries.push(Entry {
-            name: name.into(),
-            breaker,
-            published_generation: None,
-            published_until: 0,
-            external_generation: None,
-            applied_until: 0,
-            applied_at: 0,
-            recovery_due: None,
-        });
+        self.entries.push(Entry::new(name.into(), breaker, None));
         self
+    }
+
+    /// Follows every breaker of `registry` under its name there, as [`follow`] would: those
+    /// it holds now, those inserted later (from the next poll on), and no longer one that is
+    /// removed or replaced.
+    ///
+    /// [`follow`]: SharedOpenings::follow
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use hotbreaker::shared::{MemoryStore, SharedOpenings};
+    /// use hotbreaker::{Breaker, Registry, State};
+    ///
+    /// let store = MemoryStore::new();
+    /// let here = Arc::new(Registry::new());
+    /// let there = Arc::new(Registry::new());
+    /// let mut follow_here = SharedOpenings::new(store.clone()).follow_registry(here.clone());
+    /// let mut follow_there = SharedOpenings::new(store).follow_registry(there.clone());
+    /// for registry in [&here, &there] {
+    ///     registry.get_or_insert_with("payments", |_| Breaker::builder().consecutive_failures(1))?;
+    /// }
+    /// here.get("payments").unwrap().try_acquire().unwrap().failure();
+    /// follow_here.poll();
+    /// follow_there.poll();
+    /// assert_eq!(there.get("payments").unwrap().state(), State::Open);
+    /// # Ok::<(), hotbreaker::ConfigError>(())
+    /// ```
+    pub fn follow_registry<C: Clock>(mut self, registry: Arc<Registry<C>>) -> Self {
+        self.registries.push(registry);
+        self
+    }
+
+    /// Brings the entries that came from registries in line with what they hold now.
+    fn sync_registries(&mut self) {
+        for (index, registry) in self.registries.iter().enumerate() {
+            let held = registry.followed();
+            self.entries.retain(|entry| {
+                entry.registry != Some(index)
+                    || held.iter().any(|(name, breaker)| {
+                        *name == entry.name && same_breaker(breaker, &entry.breaker)
+                    })
+            });
+            for (name, breaker) in held {
+                let followed = self.entries.iter().any(|entry| {
+                    entry.registry == Some(index)
+                        && entry.name == name
+                        && same_breaker(&entry.breaker, &breaker)
+                });
+                if !followed {
+                    self.entries.push(Entry::new(name, breaker, Some(index)));
+                }
+            }
+        }
     }
 
     /// Publishes the followed breakers' new openings and recoveries, then applies the
     /// store's deadlines and recoveries to them. A store error for one name is reported and
     /// does not stop the others.
     pub fn poll(&mut self) -> PollReport {
+        self.sync_registries();
         let mut report = PollReport::default();
         for entry in &mut self.entries {
             let steps = [
