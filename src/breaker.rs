@@ -745,6 +745,16 @@ impl<C: Clock> Breaker<C> {
         word.state() == State::Open && word.generation() == generation
     }
 
+    /// The rate rule and the open period in force, if there is a rate rule. (For `shared`,
+    /// which loom builds leave out.)
+    #[cfg(not(loom))]
+    pub(crate) fn rate_rule(&self) -> Option<(crate::config::FailureRate, Duration)> {
+        let settings = self.settings.load();
+        settings
+            .failure_rate
+            .map(|rate| (rate, settings.open_duration))
+    }
+
     /// The generation of the breaker's closed state, while it is closed (not forced). (For
     /// `shared`, which loom builds leave out.)
     #[cfg(not(loom))]

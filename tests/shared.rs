@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
-use hotbreaker::shared::{MemoryStore, OpeningStore, SharedOpenings, StoreError};
+use hotbreaker::shared::{MemoryStore, OpeningStore, SharedOpenings, StoreError, WindowShare};
 use hotbreaker::{Breaker, ManualClock, Registry, State, Transition, Trigger};
 
 const OPEN: Duration = Duration::from_secs(30);
@@ -343,6 +343,132 @@ fn a_registry_is_followed_with_the_breakers_it_gains_and_loses() {
     let report = follow_registry.poll();
     assert_eq!((report.opened, report.extended), (0, 0), "{report:?}");
     assert_eq!(c.breaker.state(), State::Closed);
+}
+
+/// An instance that judges the failure rate over its last 10 calls (all 10 needed), and its
+/// follower sharing windows as `name`.
+fn sharing_instance(
+    store: &MemoryStore,
+    name: &str,
+) -> (Arc<Breaker<ManualClock>>, SharedOpenings<MemoryStore>) {
+    let breaker = Arc::new(
+        Breaker::builder()
+            .failure_rate(0.5, 10)
+            .open_duration(OPEN)
+            .clock(ManualClock::new())
+            .build()
+            .unwrap(),
+    );
+    let follower = SharedOpenings::new(store.clone())
+        .share_windows(name, Duration::from_secs(5))
+        .unwrap()
+        .follow("db", breaker.clone());
+    (breaker, follower)
+}
+
+fn calls(breaker: &Breaker<ManualClock>, outcomes: &[bool]) {
+    for &fails in outcomes {
+        let permit = breaker.try_acquire().unwrap();
+        if fails {
+            permit.failure();
+        } else {
+            permit.success();
+        }
+    }
+}
+
+#[test]
+fn quiet_instances_trip_together_on_their_windows_added_up() {
+    let store = MemoryStore::new();
+    let mut instances: Vec<_> = ["a", "b", "c"]
+        .iter()
+        .map(|name| sharing_instance(&store, name))
+        .collect();
+    for (breaker, _) in &instances {
+        calls(breaker, &[true, false, true, false]);
+        assert_eq!(breaker.state(), State::Closed, "4 calls of 10: not judged");
+    }
+    // a sees 4 calls in all, b 8, c 12 of which 6 failed: half, the threshold.
+    let reports: Vec<_> = instances.iter_mut().map(|(_, f)| f.poll()).collect();
+    assert_eq!(
+        reports
+            .iter()
+            .map(|r| (r.windows_published, r.opened_by_windows, r.published))
+            .collect::<Vec<_>>(),
+        [(1, 0, 0), (1, 0, 0), (1, 1, 1)],
+        "{reports:?}"
+    );
+    assert_eq!(instances[2].0.state(), State::Open);
+    // The next polls of a and b see the same windows (c's, published before it opened).
+    for (breaker, follower) in &mut instances[..2] {
+        let report = follower.poll();
+        assert_eq!(report.opened_by_windows, 1, "{report:?}");
+        assert_eq!(breaker.state(), State::Open);
+    }
+}
+
+#[test]
+fn stale_windows_and_other_names_do_not_count() {
+    let mut store = MemoryStore::new();
+    let now = SystemTime::now();
+    store
+        .publish_window(
+            "db",
+            &WindowShare::new("gone", 10, 10, now - Duration::from_secs(60)),
+        )
+        .unwrap();
+    store
+        .publish_window("cache", &WindowShare::new("other", 10, 10, now))
+        .unwrap();
+    let (breaker, mut follower) = sharing_instance(&store, "a");
+    calls(&breaker, &[true, true, false]);
+    let report = follower.poll();
+    assert_eq!(report.opened_by_windows, 0, "{report:?}");
+    assert_eq!(breaker.state(), State::Closed);
+
+    // A fresh window of another instance under this name: 5 failures of 10 in all.
+    store
+        .publish_window("db", &WindowShare::new("b", 3, 7, SystemTime::now()))
+        .unwrap();
+    let report = follower.poll();
+    assert_eq!(report.opened_by_windows, 1, "{report:?}");
+    assert_eq!(breaker.state(), State::Open);
+    let mut windows = store.windows("db").unwrap();
+    windows.sort_by(|x, y| x.instance.cmp(&y.instance));
+    let ours = windows.iter().find(|w| w.instance == "a").unwrap();
+    assert_eq!(
+        (ours.failures, ours.calls),
+        (2, 3),
+        "the last window a published"
+    );
+    assert_eq!(windows.len(), 3, "a, b and gone: {windows:?}");
+}
+
+#[test]
+fn breakers_without_a_rate_rule_share_no_window() {
+    let store = MemoryStore::new();
+    let a = instance();
+    let mut follower = SharedOpenings::new(store.clone())
+        .share_windows("a", Duration::from_secs(5))
+        .unwrap()
+        .follow("db", a.breaker.clone());
+    let report = follower.poll();
+    assert_eq!(report.windows_published, 0, "{report:?}");
+}
+
+#[test]
+fn sharing_windows_needs_a_name_and_a_freshness() {
+    for (instance, fresh_for) in [
+        ("", Duration::from_secs(5)),
+        ("a", Duration::ZERO),
+        ("a", hotbreaker::MAX_OPEN_DURATION + Duration::from_secs(1)),
+    ] {
+        let error = SharedOpenings::new(MemoryStore::new())
+            .share_windows(instance, fresh_for)
+            .err()
+            .expect("refused");
+        assert_eq!(error.field(), "share_windows", "{error}");
+    }
 }
 
 #[test]

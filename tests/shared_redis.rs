@@ -6,12 +6,13 @@
 
 #![cfg(feature = "redis")]
 
+use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use hotbreaker::shared::{OpeningStore, RedisStore, SharedOpenings};
+use hotbreaker::shared::{OpeningStore, RedisStore, SharedOpenings, WindowShare};
 use hotbreaker::{Breaker, State};
 
 /// A `redis-server` of this test's own, killed when dropped.
@@ -218,6 +219,53 @@ fn one_instance_probes_for_another_through_redis() {
     let report = follow_waiter.poll();
     assert_eq!(report.ended, 1, "{report:?}");
     assert!(waiter.try_acquire().unwrap().is_probe());
+}
+
+#[test]
+fn windows_are_kept_one_per_instance_and_read_back() {
+    let Some(server) = start_server(&[]) else {
+        return;
+    };
+    let mut store = RedisStore::new(&server.address);
+    assert_eq!(store.windows("db").unwrap(), []);
+    let at = SystemTime::UNIX_EPOCH + Duration::from_millis(1_700_000_000_123);
+    store
+        .publish_window("db", &WindowShare::new("host-1:42", 3, 10, at))
+        .unwrap();
+    store
+        .publish_window("db", &WindowShare::new("host-2:7", 0, 4, at))
+        .unwrap();
+    store
+        .publish_window("db", &WindowShare::new("host-1:42", 5, 10, at))
+        .unwrap();
+    store
+        .publish_window("cache", &WindowShare::new("host-1:42", 1, 1, at))
+        .unwrap();
+    let mut windows = store.windows("db").unwrap();
+    windows.sort_by(|a, b| a.instance.cmp(&b.instance));
+    assert_eq!(
+        windows,
+        [
+            WindowShare::new("host-1:42", 5, 10, at),
+            WindowShare::new("host-2:7", 0, 4, at),
+        ],
+        "the latest window of each instance, to the millisecond"
+    );
+
+    // Something else in the hash is an error that names it, not a panic.
+    let mut raw = TcpStream::connect(&server.address).unwrap();
+    raw.write_all(b"HSET hotbreaker:windows:db host-3 garbage\r\n")
+        .unwrap();
+    let mut reply = [0u8; 16];
+    let _ = raw.read(&mut reply).unwrap();
+    let error = store.windows("db").unwrap_err();
+    assert!(error.to_string().contains("garbage"), "{error}");
+
+    let mut mixed = RedisStore::new(&server.address).windows_key_prefix("hotbreaker:open:");
+    let error = mixed
+        .publish_window("db", &WindowShare::new("a", 0, 1, at))
+        .unwrap_err();
+    assert!(error.to_string().contains("windows_key_prefix"), "{error}");
 }
 
 #[test]

@@ -5,10 +5,10 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime};
 
-use super::{OpeningStore, StoreError, unix_millis};
+use super::{OpeningStore, StoreError, WindowShare, unix_millis};
 use crate::breaker::Breaker;
 use crate::clock::Clock;
-use crate::config::{ConfigError, MAX_OPEN_DURATION};
+use crate::config::{ConfigError, FailureRate, MAX_OPEN_DURATION};
 use crate::registry::Registry;
 use crate::sync::{AtomicBool, Ordering};
 
@@ -28,6 +28,9 @@ trait Followed: Send + Sync {
     fn extend_opening(&self, generation: u32, open_for: Duration) -> bool;
     fn end_opening(&self, generation: u32) -> bool;
     fn closed_generation(&self) -> Option<u32>;
+    fn rate_rule(&self) -> Option<(FailureRate, Duration)>;
+    /// Failures and calls in the rate window now.
+    fn window(&self) -> (u32, u32);
 }
 
 impl<C: Clock> Followed for Breaker<C> {
@@ -49,6 +52,15 @@ impl<C: Clock> Followed for Breaker<C> {
 
     fn closed_generation(&self) -> Option<u32> {
         Breaker::closed_generation(self)
+    }
+
+    fn rate_rule(&self) -> Option<(FailureRate, Duration)> {
+        Breaker::rate_rule(self)
+    }
+
+    fn window(&self) -> (u32, u32) {
+        let metrics = self.metrics();
+        (metrics.window_failures, metrics.window_calls)
     }
 }
 
@@ -129,6 +141,9 @@ pub struct SharedOpenings<S> {
     /// How long past a remote deadline an applied opening lasts, waiting for the probe of the
     /// instance that published it.
     wait_for_probe: Duration,
+    /// This instance's name among those sharing windows, and how old a shared window may be,
+    /// if windows are shared.
+    window_sharing: Option<(String, Duration)>,
 }
 
 /// What one [`poll`](SharedOpenings::poll) did.
@@ -147,6 +162,11 @@ pub struct PollReport {
     /// Openings from the store ended early because another instance recorded a recovery after
     /// they were applied; each of these breakers probes at its next call.
     pub ended: usize,
+    /// Windows published ([`SharedOpenings::share_windows`]).
+    pub windows_published: usize,
+    /// Followed breakers opened because the instances' windows, added up, met their rate
+    /// rule; each of these openings is published like one of the breaker's own.
+    pub opened_by_windows: usize,
     /// Store errors, with the name they concern; the other names were still polled.
     pub errors: Vec<(String, StoreError)>,
 }
@@ -159,6 +179,7 @@ impl<S: OpeningStore> SharedOpenings<S> {
             entries: Vec::new(),
             registries: Vec::new(),
             wait_for_probe: Duration::ZERO,
+            window_sharing: None,
         }
     }
 
@@ -198,6 +219,81 @@ impl<S: OpeningStore> SharedOpenings<S> {
             ));
         }
         self.wait_for_probe = longest;
+        Ok(self)
+    }
+
+    /// Judges each followed breaker's rate rule over the windows of all the instances that
+    /// follow its name, not only its own: at each poll, it publishes its breaker's rate
+    /// window (failures and calls in it) under `instance`, adds up the windows that every
+    /// instance published in the last `fresh_for`, and if that sum meets the breaker's rule
+    /// (as many calls as its minimum, and the failure share at its threshold), opens the
+    /// breaker for its open duration ([`Trigger::External`](crate::Trigger::External)) and
+    /// publishes the opening as its own. So instances whose traffic is too thin to fill their
+    /// windows alone still trip, together, on the failure share of all their calls.
+    ///
+    /// `instance` must be unique among the instances sharing the store (a host name and
+    /// process id, for example); `fresh_for` should be a few polling intervals, so that an
+    /// instance that stopped still counts until it has missed a few polls, then no more.
+    /// Breakers without a rate rule take no part.
+    ///
+    /// # Errors
+    ///
+    /// A [`ConfigError`] naming `share_windows` if `instance` is empty, or if `fresh_for` is
+    /// under a millisecond (the windows' clock unit) or above
+    /// [`MAX_OPEN_DURATION`](crate::MAX_OPEN_DURATION).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// use hotbreaker::shared::{MemoryStore, SharedOpenings};
+    /// use hotbreaker::{Breaker, State};
+    ///
+    /// let store = MemoryStore::new();
+    /// let mut instances = Vec::new();
+    /// for n in 0..2 {
+    ///     let breaker = Arc::new(Breaker::builder().failure_rate(0.5, 10).build()?);
+    ///     let follower = SharedOpenings::new(store.clone())
+    ///         .share_windows(format!("instance-{n}"), Duration::from_secs(5))?
+    ///         .follow("payments", breaker.clone());
+    ///     instances.push((breaker, follower));
+    /// }
+    /// // Each instance: 3 failures in 5 calls, too few calls to judge a window of 10 alone.
+    /// for (breaker, _) in &instances {
+    ///     for fails in [true, false, true, false, true] {
+    ///         let permit = breaker.try_acquire().unwrap();
+    ///         if fails { permit.failure() } else { permit.success() }
+    ///     }
+    ///     assert_eq!(breaker.state(), State::Closed);
+    /// }
+    /// assert_eq!(instances[0].1.poll().opened_by_windows, 0, "5 calls seen in all");
+    /// assert_eq!(instances[1].1.poll().opened_by_windows, 1, "6 failures in 10 calls");
+    /// assert_eq!(instances[1].0.state(), State::Open);
+    /// # Ok::<(), hotbreaker::ConfigError>(())
+    /// ```
+    pub fn share_windows(
+        mut self,
+        instance: impl Into<String>,
+        fresh_for: Duration,
+    ) -> Result<Self, ConfigError> {
+        let instance = instance.into();
+        if instance.is_empty() {
+            return Err(ConfigError::new(
+                "share_windows",
+                "the instance's name must not be empty",
+            ));
+        }
+        if fresh_for < Duration::from_millis(1) || fresh_for > MAX_OPEN_DURATION {
+            return Err(ConfigError::new(
+                "share_windows",
+                format!(
+                    "fresh_for must be at least 1 ms and at most {} s, got {fresh_for:?}",
+                    MAX_OPEN_DURATION.as_secs()
+                ),
+            ));
+        }
+        self.window_sharing = Some((instance, fresh_for));
         Ok(self)
     }
 
@@ -270,6 +366,7 @@ impl<S: OpeningStore> SharedOpenings<S> {
         let mut report = PollReport::default();
         for entry in &mut self.entries {
             let steps = [
+                Self::share_window(&mut self.store, entry, &self.window_sharing, &mut report),
                 Self::publish_own_opening(&mut self.store, entry, &mut report),
                 Self::publish_own_recovery(&mut self.store, entry, &mut report),
                 Self::apply_remote_opening(
@@ -306,6 +403,56 @@ impl<S: OpeningStore> SharedOpenings<S> {
         entry.published_until = entry.published_until.max(unix_millis(until));
         entry.recovery_due = Some(generation);
         report.published += 1;
+        Ok(())
+    }
+
+    /// Publishes the breaker's window, then opens the breaker if the fresh windows of every
+    /// instance, its own included, meet its rate rule. The opening is left to
+    /// `publish_own_opening`, as if the breaker had tripped.
+    fn share_window(
+        store: &mut S,
+        entry: &mut Entry,
+        sharing: &Option<(String, Duration)>,
+        report: &mut PollReport,
+    ) -> Result<(), StoreError> {
+        let (Some((instance, fresh_for)), Some((rate, open_for))) =
+            (sharing, entry.breaker.rate_rule())
+        else {
+            return Ok(());
+        };
+        let (failures, calls) = entry.breaker.window();
+        let now = SystemTime::now();
+        store.publish_window(
+            &entry.name,
+            &WindowShare::new(instance.clone(), failures, calls, now),
+        )?;
+        report.windows_published += 1;
+        if entry.breaker.closed_generation().is_none() {
+            return Ok(());
+        }
+        // Fresh: published no more than `fresh_for` before now, or after it (another
+        // machine's clock may run ahead of this one's).
+        let fresh = |window: &WindowShare| match now.duration_since(window.at) {
+            Ok(age) => age <= *fresh_for,
+            Err(ahead) => ahead.duration() <= *fresh_for,
+        };
+        let (failures, calls) = store
+            .windows(&entry.name)?
+            .iter()
+            .filter(|window| fresh(window))
+            .fold((0u64, 0u64), |(f, c), window| {
+                (f + u64::from(window.failures), c + u64::from(window.calls))
+            });
+        let calls = u32::try_from(calls).unwrap_or(u32::MAX);
+        let failures = u32::try_from(failures).unwrap_or(u32::MAX).min(calls);
+        if calls == 0 || calls < rate.minimum_calls || failures < rate.failures_needed(calls) {
+            return Ok(());
+        }
+        if let Some(generation) = entry.breaker.open_externally(open_for) {
+            // Not an opening from the store: this instance's own, to publish and to probe.
+            entry.recovery_due = Some(generation);
+            report.opened_by_windows += 1;
+        }
         Ok(())
     }
 

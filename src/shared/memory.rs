@@ -1,13 +1,13 @@
 //! An opening store in memory: for instances in one process, and for tests.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use super::{OpeningStore, StoreError, from_unix_millis, unix_millis};
+use super::{OpeningStore, StoreError, WindowShare, from_unix_millis, unix_millis};
 use crate::sync::Swappable;
 
-/// Deadlines and recoveries kept in this process. Clones share them, so each instance (a
+/// Deadlines, recoveries and windows kept in this process. Clones share them, so each instance (a
 /// [`SharedOpenings`](super::SharedOpenings)) takes a clone.
 ///
 /// Lock-free: a publish replaces the whole map by compare-and-swap, which suits names that
@@ -16,7 +16,11 @@ use crate::sync::Swappable;
 pub struct MemoryStore {
     deadlines: Arc<Swappable<HashMap<String, u64>>>,
     recoveries: Arc<Swappable<HashMap<String, u64>>>,
+    /// Per name, each instance's latest window.
+    windows: Arc<Swappable<WindowsByName>>,
 }
+
+type WindowsByName = HashMap<String, BTreeMap<String, WindowShare>>;
 
 /// Keeps the later of the time kept for `name` and `millis`.
 fn keep_later(times: &Swappable<HashMap<String, u64>>, name: &str, millis: u64) {
@@ -36,6 +40,7 @@ impl MemoryStore {
         MemoryStore {
             deadlines: Arc::new(Swappable::new(HashMap::new())),
             recoveries: Arc::new(Swappable::new(HashMap::new())),
+            windows: Arc::new(Swappable::new(HashMap::new())),
         }
     }
 }
@@ -81,5 +86,25 @@ impl OpeningStore for MemoryStore {
             .load()
             .get(name)
             .map(|&at| from_unix_millis(at)))
+    }
+
+    fn publish_window(&mut self, name: &str, window: &WindowShare) -> Result<(), StoreError> {
+        self.windows.update(|current| {
+            let mut next = HashMap::clone(current);
+            next.entry(name.to_owned())
+                .or_default()
+                .insert(window.instance.clone(), window.clone());
+            Some(next)
+        });
+        Ok(())
+    }
+
+    fn windows(&mut self, name: &str) -> Result<Vec<WindowShare>, StoreError> {
+        Ok(self
+            .windows
+            .load()
+            .get(name)
+            .map(|windows| windows.values().cloned().collect())
+            .unwrap_or_default())
     }
 }

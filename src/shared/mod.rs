@@ -1,11 +1,15 @@
-//! Openings and recoveries shared between instances: when one instance's breaker trips, the
-//! others open too, for the rest of its open period, instead of each learning from its own
-//! failed calls; and when one sees the dependency recover, the others stop waiting.
+//! Openings, recoveries and windows shared between instances: when one instance's breaker
+//! trips, the others open too, for the rest of its open period, instead of each learning from
+//! its own failed calls; when one sees the dependency recover, the others stop waiting; and,
+//! if asked, their rate rules judge the calls of all of them together.
 //!
 //! Nothing here is on a call path. A [`SharedOpenings`] follows named breakers and, each time
 //! it is polled (from a thread of its own with [`SharedOpenings::spawn_polling`], or from the
 //! caller's own timer with [`SharedOpenings::poll`]):
 //!
+//! 0. with [`SharedOpenings::share_windows`], publishes each followed breaker's rate window
+//!    and opens the breaker if the fresh windows of all instances, added up, meet its rule
+//!    (an opening then published as its own);
 //! 1. publishes every opening a followed breaker made by itself (a trip or a failed probe) to
 //!    an [`OpeningStore`], as a wall-clock deadline under the breaker's name; the store keeps
 //!    the later of two deadlines (and of two recoveries);
@@ -14,7 +18,6 @@
 //!    or makes the opening it applied before longer, unless the deadline ends within a second
 //!    of one this instance published: that is the same failure seen by two instances that
 //!    tripped at about the same time;
-//!
 //! 3. publishes a recovery when a followed breaker has closed since its last opening (its
 //!    probe succeeded, or it was reset);
 //! 4. ends an opening it applied from the store early when the store records a recovery made
@@ -121,6 +124,61 @@ pub trait OpeningStore: Send {
     fn recovered_at(&mut self, name: &str) -> Result<Option<SystemTime>, StoreError> {
         let _ = name;
         Ok(None)
+    }
+
+    /// Records `window` as its instance's latest window for `name`, in place of the one it
+    /// published before.
+    ///
+    /// The default records nothing: a store that does not keep windows shares none, and
+    /// [`SharedOpenings::share_windows`] then judges nothing.
+    ///
+    /// # Errors
+    ///
+    /// A [`StoreError`] when the store cannot be reached or refuses the write.
+    fn publish_window(&mut self, name: &str, window: &WindowShare) -> Result<(), StoreError> {
+        let _ = (name, window);
+        Ok(())
+    }
+
+    /// The latest window each instance published for `name`, however old. Implementations
+    /// may forget an instance's window a day after it published it.
+    ///
+    /// The default has none (see [`publish_window`](OpeningStore::publish_window)).
+    ///
+    /// # Errors
+    ///
+    /// A [`StoreError`] when the store cannot be reached or answers something unexpected.
+    fn windows(&mut self, name: &str) -> Result<Vec<WindowShare>, StoreError> {
+        let _ = name;
+        Ok(Vec::new())
+    }
+}
+
+/// One instance's rate window, as it published it for the others
+/// ([`SharedOpenings::share_windows`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct WindowShare {
+    /// The instance that published it, unique among the instances sharing a store.
+    pub instance: String,
+    /// Failures among the calls in its window.
+    pub failures: u32,
+    /// Calls in its window (at most the window's size).
+    pub calls: u32,
+    /// When it was published, on the publisher's wall clock.
+    pub at: SystemTime,
+}
+
+impl WindowShare {
+    /// A window of `calls` calls, `failures` of them failures, published by `instance` at
+    /// `at`.
+    pub fn new(instance: impl Into<String>, failures: u32, calls: u32, at: SystemTime) -> Self {
+        WindowShare {
+            instance: instance.into(),
+            failures,
+            calls,
+            at,
+        }
     }
 }
 

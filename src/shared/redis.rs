@@ -5,7 +5,7 @@ use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::{Duration, SystemTime};
 
-use super::{OpeningStore, StoreError, from_unix_millis, unix_millis};
+use super::{OpeningStore, StoreError, WindowShare, from_unix_millis, unix_millis};
 
 /// Keeps the later time (a deadline, or a recovery) under a key, and lets Redis forget it after
 /// `ARGV[2]` milliseconds. One script, so that two instances publishing at once cannot leave
@@ -18,6 +18,16 @@ if kept < tonumber(ARGV[1]) then
 end
 return 0";
 
+/// Sets one instance's window in a name's hash and keeps the hash for `ARGV[3]` milliseconds
+/// after the latest window: one round trip.
+const WINDOW_SCRIPT: &str = "\
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1";
+
+/// How long Redis keeps a name's windows after the latest one published.
+const WINDOWS_KEPT: Duration = Duration::from_secs(24 * 3600);
+
 /// How long Redis keeps a recovery: a follower needs it for one polling interval at most.
 const RECOVERY_KEPT: Duration = Duration::from_secs(24 * 3600);
 
@@ -28,7 +38,11 @@ const LONGEST_REPLY: usize = 64 * 1024;
 /// Deadlines kept on one Redis server, one key per name (`hotbreaker:open:NAME` unless
 /// [`key_prefix`](RedisStore::key_prefix) says otherwise), each expiring when it passes; and
 /// the latest recovery per name (`hotbreaker:recovered:NAME` unless
-/// [`recovery_key_prefix`](RedisStore::recovery_key_prefix) says otherwise), kept for a day.
+/// [`recovery_key_prefix`](RedisStore::recovery_key_prefix) says otherwise), kept for a day;
+/// and each instance's latest window per name, in one hash per name
+/// (`hotbreaker:windows:NAME` unless [`windows_key_prefix`](RedisStore::windows_key_prefix)
+/// says otherwise, one field per instance: `failures calls unix_millis`), kept for a day after
+/// the latest. Up to 512 instances per name.
 ///
 /// Connects on first use and again after any error. Plain TCP with an optional password: no
 /// TLS, no cluster, no sentinel.
@@ -53,6 +67,7 @@ pub struct RedisStore {
     password: Option<String>,
     prefix: String,
     recovery_prefix: String,
+    windows_prefix: String,
     timeout: Duration,
     connection: Option<Connection>,
 }
@@ -80,6 +95,7 @@ impl RedisStore {
             password: None,
             prefix: "hotbreaker:open:".to_owned(),
             recovery_prefix: "hotbreaker:recovered:".to_owned(),
+            windows_prefix: "hotbreaker:windows:".to_owned(),
             timeout: Duration::from_secs(1),
             connection: None,
         }
@@ -105,6 +121,13 @@ impl RedisStore {
         self
     }
 
+    /// Puts each name's windows in a hash under `prefix` followed by the name. It must differ
+    /// from the other two prefixes; windows are refused with an error otherwise.
+    pub fn windows_key_prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.windows_prefix = prefix.into();
+        self
+    }
+
     /// How long connecting, and each read or write, may take (1 s unless set).
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
@@ -127,15 +150,31 @@ impl RedisStore {
         format!("{}{name}", self.prefix)
     }
 
-    fn recovery_key(&self, name: &str) -> Result<String, StoreError> {
-        if self.recovery_prefix == self.prefix {
+    /// The key under `prefix` (named `setting`) for `name`, unless `prefix` is also one of
+    /// the other kinds' prefixes.
+    fn key_under(&self, setting: &str, prefix: &str, name: &str) -> Result<String, StoreError> {
+        let prefixes = [
+            ("key_prefix", &self.prefix),
+            ("recovery_key_prefix", &self.recovery_prefix),
+            ("windows_key_prefix", &self.windows_prefix),
+        ];
+        if let Some((other, _)) = prefixes
+            .iter()
+            .find(|(other, kept)| *other != setting && kept.as_str() == prefix)
+        {
             return Err(StoreError::new(format!(
-                "redis: recovery_key_prefix and key_prefix are both {:?}; recoveries and \
-                 deadlines would share keys",
-                self.prefix
+                "redis: {setting} and {other} are both {prefix:?}; their keys would mix"
             )));
         }
-        Ok(format!("{}{name}", self.recovery_prefix))
+        Ok(format!("{prefix}{name}"))
+    }
+
+    fn recovery_key(&self, name: &str) -> Result<String, StoreError> {
+        self.key_under("recovery_key_prefix", &self.recovery_prefix, name)
+    }
+
+    fn windows_key(&self, name: &str) -> Result<String, StoreError> {
+        self.key_under("windows_key_prefix", &self.windows_prefix, name)
     }
 
     /// Keeps `millis` under `key` for `ttl_millis`, unless a later time is kept there.
@@ -224,6 +263,7 @@ impl std::fmt::Debug for RedisStore {
             .field("address", &self.address)
             .field("prefix", &self.prefix)
             .field("recovery_prefix", &self.recovery_prefix)
+            .field("windows_prefix", &self.windows_prefix)
             .field("timeout", &self.timeout)
             .field("connected", &self.connection.is_some())
             .finish_non_exhaustive() // the password stays out of logs
@@ -260,6 +300,72 @@ impl OpeningStore for RedisStore {
         let key = self.recovery_key(name)?;
         Ok(self.millis_at(&key)?.map(from_unix_millis))
     }
+
+    fn publish_window(&mut self, name: &str, window: &WindowShare) -> Result<(), StoreError> {
+        let key = self.windows_key(name)?;
+        let value = format!(
+            "{} {} {}",
+            window.failures,
+            window.calls,
+            unix_millis(window.at)
+        );
+        let kept = WINDOWS_KEPT.as_millis().to_string();
+        match self.command(&[
+            b"EVAL",
+            WINDOW_SCRIPT.as_bytes(),
+            b"1",
+            key.as_bytes(),
+            window.instance.as_bytes(),
+            value.as_bytes(),
+            kept.as_bytes(),
+        ])? {
+            Reply::Integer(_) => Ok(()),
+            other => Err(unexpected("EVAL", &other)),
+        }
+    }
+
+    fn windows(&mut self, name: &str) -> Result<Vec<WindowShare>, StoreError> {
+        let key = self.windows_key(name)?;
+        let items = match self.command(&[b"HGETALL", key.as_bytes()])? {
+            Reply::Array(items) => items,
+            other => return Err(unexpected("HGETALL", &other)),
+        };
+        items
+            .chunks(2)
+            .map(|pair| match pair {
+                [Reply::Bulk(Some(instance)), Reply::Bulk(Some(value))] => {
+                    parse_window(instance, value).ok_or_else(|| {
+                        StoreError::new(format!(
+                            "redis hash {key} holds {:?} for {:?}, not `failures calls \
+                             unix_millis`",
+                            String::from_utf8_lossy(value),
+                            String::from_utf8_lossy(instance)
+                        ))
+                    })
+                }
+                other => Err(StoreError::new(format!(
+                    "redis answered HGETALL {key} with {other:?}"
+                ))),
+            })
+            .collect()
+    }
+}
+
+/// One field of a windows hash: the instance, and `failures calls unix_millis`.
+fn parse_window(instance: &[u8], value: &[u8]) -> Option<WindowShare> {
+    let instance = std::str::from_utf8(instance).ok()?;
+    let mut numbers = std::str::from_utf8(value).ok()?.split(' ');
+    let mut next = || numbers.next()?.parse::<u64>().ok();
+    let (failures, calls, at) = (next()?, next()?, next()?);
+    if numbers.next().is_some() || failures > calls {
+        return None;
+    }
+    Some(WindowShare::new(
+        instance,
+        u32::try_from(failures).ok()?,
+        u32::try_from(calls).ok()?,
+        from_unix_millis(at),
+    ))
 }
 
 fn unexpected(command: &str, reply: &Reply) -> StoreError {
