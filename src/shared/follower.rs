@@ -365,10 +365,10 @@ impl<S: OpeningStore> SharedOpenings<S> {
         self.sync_registries();
         let mut report = PollReport::default();
         for entry in &mut self.entries {
+            // The others' news first: a breaker that an opening from the store already opens
+            // waits for that opening's probe rather than open on the windows by itself. Then
+            // this instance's own judgement, and what it has to tell.
             let steps = [
-                Self::share_window(&mut self.store, entry, &self.window_sharing, &mut report),
-                Self::publish_own_opening(&mut self.store, entry, &mut report),
-                Self::publish_own_recovery(&mut self.store, entry, &mut report),
                 Self::apply_remote_opening(
                     &mut self.store,
                     entry,
@@ -376,6 +376,9 @@ impl<S: OpeningStore> SharedOpenings<S> {
                     &mut report,
                 ),
                 Self::apply_remote_recovery(&mut self.store, entry, &mut report),
+                Self::share_window(&mut self.store, entry, &self.window_sharing, &mut report),
+                Self::publish_own_opening(&mut self.store, entry, &mut report),
+                Self::publish_own_recovery(&mut self.store, entry, &mut report),
             ];
             for error in steps.into_iter().filter_map(Result::err) {
                 report.errors.push((entry.name.clone(), error));

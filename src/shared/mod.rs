@@ -7,22 +7,22 @@
 //! it is polled (from a thread of its own with [`SharedOpenings::spawn_polling`], or from the
 //! caller's own timer with [`SharedOpenings::poll`]):
 //!
-//! 0. with [`SharedOpenings::share_windows`], publishes each followed breaker's rate window
-//!    and opens the breaker if the fresh windows of all instances, added up, meet its rule
-//!    (an opening then published as its own);
-//! 1. publishes every opening a followed breaker made by itself (a trip or a failed probe) to
-//!    an [`OpeningStore`], as a wall-clock deadline under the breaker's name; the store keeps
-//!    the later of two deadlines (and of two recoveries);
-//! 2. reads each name's deadline back, and opens a closed or half-open breaker until it
-//!    ([`Breaker::open_for`](crate::Breaker::open_for), [`Trigger::External`](crate::Trigger::External)),
-//!    or makes the opening it applied before longer, unless the deadline ends within a second
-//!    of one this instance published: that is the same failure seen by two instances that
-//!    tripped at about the same time;
-//! 3. publishes a recovery when a followed breaker has closed since its last opening (its
-//!    probe succeeded, or it was reset);
-//! 4. ends an opening it applied from the store early when the store records a recovery made
+//! 1. reads each name's deadline back from an [`OpeningStore`], and opens a closed or
+//!    half-open breaker until it ([`Breaker::open_for`](crate::Breaker::open_for),
+//!    [`Trigger::External`](crate::Trigger::External)), or makes the opening it applied before
+//!    longer, unless the deadline ends within a second of one this instance published: that
+//!    is the same failure seen by two instances that tripped at about the same time;
+//! 2. ends an opening it applied from the store early when the store records a recovery made
 //!    after it applied it ([`Breaker::end_open_period`](crate::Breaker::end_open_period)):
-//!    the breaker's next call probes.
+//!    the breaker's next call probes;
+//! 3. with [`SharedOpenings::share_windows`], publishes each followed breaker's rate window,
+//!    and opens a breaker that is still closed if the fresh windows of all instances, added
+//!    up, meet its rule;
+//! 4. publishes every opening a followed breaker made by itself (a trip, a failed probe, or
+//!    step 3) as a wall-clock deadline under the breaker's name; the store keeps the later of
+//!    two deadlines (and of two recoveries);
+//! 5. publishes a recovery when a followed breaker has closed since its last opening (its
+//!    probe succeeded, or it was reset).
 //!
 //! By default each instance still probes when the period ends, and one whose probe fails
 //! opens again and publishes that. With [`SharedOpenings::wait_for_probe`], one instance
