@@ -173,8 +173,12 @@ pub fn fuzz_two_threads(data: &[u8]) {
     }
 
     // Not stuck: with every permit ended and the open period over, a call gets through. (The
-    // end of an open period is kept in whole microseconds, rounded up: hence the extra one.)
-    clock.advance(config.open_duration + Duration::from_micros(1));
+    // end of an open period is kept in whole microseconds, rounded up: hence the extra one.
+    // An opening from `OpenFor` may be longer than the configured one.)
+    let longest_opening = config
+        .open_duration
+        .max(Duration::from_micros(u64::from(LONGEST_OPEN_FOR)));
+    clock.advance(longest_opening + Duration::from_micros(1));
     if !matches!(state, State::ForcedOpen) {
         assert!(
             breaker.try_acquire().is_ok(),
@@ -295,6 +299,9 @@ fn small_config_default() -> ModelConfig {
     }
 }
 
+/// The longest opening an [`Op::OpenFor`] asks for, in microseconds.
+const LONGEST_OPEN_FOR: u32 = 30;
+
 /// Up to `max` operations, weighted so that permits are asked for and ended about as often as
 /// each other, the clock moves often, and manual transitions are rare.
 fn decode_ops(u: &mut Unstructured<'_>, max: usize) -> DecodeResult<Vec<Op>> {
@@ -308,7 +315,7 @@ fn decode_ops(u: &mut Unstructured<'_>, max: usize) -> DecodeResult<Vec<Op>> {
             72..=77 => Op::Release(usize::from(u.arbitrary::<u8>()?)),
             78..=94 => Op::Advance(u.int_in_range(1u32..=30)?),
             95 => Op::Reset,
-            96 => Op::OpenFor(u.int_in_range(1u32..=30)?),
+            96 => Op::OpenFor(u.int_in_range(1..=LONGEST_OPEN_FOR)?),
             97 => Op::ForceOpen,
             98 => Op::EndOpenPeriod,
             _ => Op::ForceClosed,
