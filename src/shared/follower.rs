@@ -358,9 +358,10 @@ impl<S: OpeningStore> SharedOpenings<S> {
         }
     }
 
-    /// Publishes the followed breakers' new openings and recoveries, then applies the
-    /// store's deadlines and recoveries to them. A store error for one name is reported and
-    /// does not stop the others.
+    /// Applies the store's deadlines and recoveries to the followed breakers, judges the
+    /// shared windows (with [`share_windows`](SharedOpenings::share_windows)), then publishes
+    /// the breakers' own new openings and recoveries (the steps in the [module
+    /// docs](super)). A store error for one name is reported and does not stop the others.
     pub fn poll(&mut self) -> PollReport {
         self.sync_registries();
         let mut report = PollReport::default();
