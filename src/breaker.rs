@@ -9,6 +9,7 @@ use crate::clock::{Clock, QuantaClock};
 use crate::config::{Config, ConfigError, Settings};
 use crate::listener::{Listener, Transition, Trigger};
 use crate::metrics::Metrics;
+use crate::newest_probe::NewestProbe;
 use crate::open_deadline::OpenDeadline;
 use crate::permit::{Outcome, OwnedPermit, Permit, PermitKind, Rejected};
 use crate::state::{State, StateWord};
@@ -49,6 +50,8 @@ pub struct Breaker<C: Clock = QuantaClock> {
 struct Control {
     state: AtomicU64,
     deadline: OpenDeadline,
+    /// When the newest probe of the half-open period was admitted: for the probe timeout.
+    newest_probe: NewestProbe,
     waiters: Waiters,
     /// The `slow_call` limit in nanoseconds (`u64::MAX` without one), for timed permits'
     /// verdicts. Stored before the state word's timing bit is set: see `apply_copies`.
@@ -92,6 +95,7 @@ impl<C: Clock> Breaker<C> {
             control: CachePadded::new(Control {
                 state: AtomicU64::new(initial.0),
                 deadline: OpenDeadline::new(),
+                newest_probe: NewestProbe::new(),
                 waiters: Waiters::new(),
                 slow_call_nanos: AtomicU64::new(slow_call_nanos(&settings)),
             }),
@@ -303,13 +307,32 @@ impl<C: Clock> Breaker<C> {
                         return Err(self.reject(State::Open, Some(Duration::from_nanos(remaining))));
                     }
                     // The open period is over: this call becomes the first probe.
-                    word.next(State::HalfOpen).with_probes(1, 0)
+                    let next = word
+                        .next(State::HalfOpen)
+                        .with_probes(1, 0)
+                        .with_admission();
+                    self.record_probe_admission(word, next, now);
+                    next
                 }
                 State::HalfOpen => {
-                    if word.probes_out() >= self.settings().half_open_probes {
+                    let settings = self.settings();
+                    if word.probes_out() >= settings.half_open_probes {
+                        if let Some(timeout) = settings.probe_timeout {
+                            if let Some(rejected) = self.reopen_if_probes_timed_out(
+                                word,
+                                timeout,
+                                settings.open_duration,
+                            ) {
+                                return Err(rejected);
+                            }
+                        }
                         return Err(self.reject(State::HalfOpen, None));
                     }
-                    word.with_probes(word.probes_out() + 1, word.probe_successes())
+                    let next = word
+                        .with_probes(word.probes_out() + 1, word.probe_successes())
+                        .with_admission();
+                    self.record_probe_admission(word, next, self.clock.now_nanos());
+                    next
                 }
             };
             // AcqRel: a probe admitted here sees the transition it follows, and the next
@@ -338,6 +361,45 @@ impl<C: Clock> Breaker<C> {
             }
             backoff.spin();
         }
+    }
+
+    /// Records that the probe `next` admits (from `word`) is admitted at `now`, before the
+    /// compare-and-swap that admits it: see `newest_probe.rs`.
+    fn record_probe_admission(&self, word: StateWord, next: StateWord, now: u64) {
+        self.control
+            .newest_probe
+            .record(next.generation(), now, || {
+                self.control.state.load(Ordering::Acquire) == word.0
+            });
+    }
+
+    /// Opens the breaker again if every probe out in half-open `word` has been out longer
+    /// than `timeout`, and returns the rejection of the call that found it so; `None` if they
+    /// have not, or if the word changed meanwhile (then the call is rejected as half-open, as
+    /// it found the breaker). Every probe out was admitted no later than the newest one
+    /// recorded for the word's generation, which was recorded before its admission, so
+    /// that one's age is the youngest age of them all. The compare-and-swap is from `word`
+    /// exactly: a probe that ended and one admitted since have changed its admission count.
+    fn reopen_if_probes_timed_out(
+        &self,
+        word: StateWord,
+        timeout: Duration,
+        open_duration: Duration,
+    ) -> Option<Rejected> {
+        let newest = self
+            .control
+            .newest_probe
+            .admitted_nanos(word.generation())?;
+        let now = self.clock.now_nanos();
+        if now.saturating_sub(newest) <= crate::clock::saturating_nanos(timeout) {
+            return None;
+        }
+        self.open_from_for(
+            |current| current == word,
+            Trigger::ProbesTimedOut,
+            open_duration,
+        )?;
+        Some(self.reject(State::Open, Some(open_duration)))
     }
 
     #[inline]

@@ -22,6 +22,7 @@ pub const DEFAULT_OPEN_DURATION: Duration = Duration::from_secs(30);
 /// | [`open_duration`](Builder::open_duration) | 30 s |
 /// | [`half_open_probes`](Builder::half_open_probes) | 1 |
 /// | [`success_threshold`](Builder::success_threshold) | 1 |
+/// | [`slow_call`](Builder::slow_call), [`probe_timeout`](Builder::probe_timeout) | none |
 /// | [`stripes`](Builder::stripes) | twice the available parallelism, a power of two in 4..=64 |
 /// | [`clock`](Builder::clock) | [`QuantaClock`] |
 ///
@@ -198,6 +199,50 @@ impl<C: Clock> Builder<C> {
         self
     }
 
+    /// Gives up on probes that take longer than `timeout` (off by default): while half-open
+    /// with every probe place taken, once every probe out has been out longer than
+    /// `timeout`, the next call that finds no place opens the breaker again, as after a
+    /// failed probe ([`Trigger::ProbesTimedOut`](crate::Trigger::ProbesTimedOut)), and is
+    /// rejected. Without it, a probe whose call hangs keeps the breaker half-open, rejecting
+    /// every other call, until the call ends or its permit is dropped.
+    ///
+    /// Nothing runs in the background: the probes' age is checked by the calls that find no
+    /// probe place (each reads the clock then), and the verdicts of the probes given up on
+    /// do not count. A probe's admission reads the clock whether or not a timeout is set, so
+    /// that one set by [`reconfigure`](Breaker::reconfigure) applies to probes already out.
+    ///
+    /// # Errors
+    ///
+    /// [`build`](Builder::build) refuses a timeout of zero (field `probe_timeout`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use hotbreaker::{Breaker, ManualClock, State};
+    /// use std::time::Duration;
+    ///
+    /// let clock = ManualClock::new();
+    /// let breaker = Breaker::builder()
+    ///     .consecutive_failures(1)
+    ///     .open_duration(Duration::from_secs(10))
+    ///     .probe_timeout(Duration::from_secs(2))
+    ///     .clock(clock.clone())
+    ///     .build()?;
+    /// breaker.try_acquire().unwrap().failure();
+    /// clock.advance(Duration::from_secs(10));
+    /// let hung = breaker.try_acquire().expect("the probe");
+    /// assert_eq!(breaker.try_acquire().unwrap_err().state(), State::HalfOpen);
+    /// clock.advance(Duration::from_secs(3));
+    /// // The probe has been out for 3 s: this call opens the breaker again.
+    /// assert_eq!(breaker.try_acquire().unwrap_err().state(), State::Open);
+    /// drop(hung);
+    /// # Ok::<(), hotbreaker::ConfigError>(())
+    /// ```
+    pub fn probe_timeout(mut self, timeout: Duration) -> Self {
+        self.config.probe_timeout = Some(timeout);
+        self
+    }
+
     /// Calls `listener` after every state transition, on the thread that made it.
     ///
     /// The listener runs after the transition is published, never under a lock or inside a
@@ -270,7 +315,7 @@ impl<C: Clock> Builder<C> {
     /// [`MAX_OPEN_DURATION`](crate::MAX_OPEN_DURATION), probes or a success threshold of 0 or above
     /// [`MAX_PROBES`](crate::MAX_PROBES), stripes of 0 or above [`MAX_STRIPES`](crate::MAX_STRIPES),
     /// failure records fewer than the rules look back over or above
-    /// [`MAX_WINDOW`](crate::MAX_WINDOW), or a slow-call limit of zero.
+    /// [`MAX_WINDOW`](crate::MAX_WINDOW), or a slow-call limit or probe timeout of zero.
     pub fn build(self) -> Result<Breaker<C>, ConfigError>
     where
         C: Default,

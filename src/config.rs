@@ -163,6 +163,19 @@ pub struct Config {
         )
     )]
     pub slow_call: Option<Duration>,
+    /// While half-open with every probe place taken, once every probe out has been out longer
+    /// than this, the next call that finds no place opens the breaker again (as after a
+    /// failed probe) instead of waiting for their verdicts, which will not count. `None`: a
+    /// probe that never ends keeps the breaker half-open until it ends or its permit is
+    /// dropped. In a configuration file, a duration such as `"5s"`.
+    #[cfg_attr(
+        feature = "serde",
+        serde(
+            with = "crate::config_file::optional_duration",
+            skip_serializing_if = "Option::is_none"
+        )
+    )]
+    pub probe_timeout: Option<Duration>,
 }
 
 impl Default for Config {
@@ -177,6 +190,7 @@ impl Default for Config {
             failure_records: None,
             count_successes: false,
             slow_call: None,
+            probe_timeout: None,
         }
     }
 }
@@ -230,6 +244,8 @@ pub(crate) struct Settings {
     pub(crate) failure_records: u32,
     /// The slow-call limit, above zero, if there is one.
     pub(crate) slow_call: Option<Duration>,
+    /// The probe timeout, above zero, if there is one.
+    pub(crate) probe_timeout: Option<Duration>,
 }
 
 impl Settings {
@@ -289,6 +305,7 @@ impl Settings {
             stripes,
             failure_records,
             slow_call: config.slow_call.map(check_slow_call).transpose()?,
+            probe_timeout: config.probe_timeout.map(check_probe_timeout).transpose()?,
         })
     }
 
@@ -350,6 +367,18 @@ fn check_slow_call(limit: Duration) -> Result<Duration, ConfigError> {
         ));
     }
     Ok(limit)
+}
+
+/// A probe timeout: anything above zero (a timeout of zero would reopen the breaker as soon
+/// as its probes were out).
+fn check_probe_timeout(timeout: Duration) -> Result<Duration, ConfigError> {
+    if timeout.is_zero() {
+        return Err(ConfigError::new(
+            "probe_timeout",
+            "must be greater than 0, got 0ns",
+        ));
+    }
+    Ok(timeout)
 }
 
 pub(crate) fn in_range(

@@ -15,6 +15,7 @@ mod metrics;
 #[cfg(feature = "metrics")]
 #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
 pub mod metrics_export;
+mod newest_probe;
 mod open_deadline;
 mod permit;
 mod registry;

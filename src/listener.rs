@@ -22,6 +22,10 @@ pub enum Trigger {
     OpenPeriodEnded,
     /// A probe failed while half-open.
     ProbeFailed,
+    /// Every probe out had been out longer than the probe timeout
+    /// ([`Builder::probe_timeout`](crate::Builder::probe_timeout)): the breaker opened again
+    /// without waiting for their verdicts.
+    ProbesTimedOut,
     /// Enough probes succeeded while half-open.
     ProbesSucceeded {
         /// Successful probes in the half-open period.

@@ -3,13 +3,17 @@
 //! ```text
 //!  63                               32  31  30  29  23 22        13 12         3 2     0
 //! +-----------------------------------+---+---+------+------------+------------+-------+
-//! |            generation             | c | t |unused| probe oks  | probes out | state |
+//! |            generation             | c | t | adm. | probe oks  | probes out | state |
 //! +-----------------------------------+---+---+------+------------+------------+-------+
 //! ```
 //!
 //! Every transition goes through one compare-and-swap on this word and adds one to the
 //! generation. A permit remembers the generation it was issued in, so a verdict that arrives
 //! after a transition is recognised as stale and not counted against the new state.
+//!
+//! `adm.` counts the probes admitted in a half-open period, modulo 128: a probe that ends
+//! and one admitted after it leave the other fields as they were, and a compare-and-swap
+//! from the word read before them must fail (the probe timeout's reopening, in `breaker.rs`).
 //!
 //! Bit `c` says whether successes are counted in the metrics, bit `t` whether permits are
 //! timed for the slow-call rule. Neither is state: transitions carry them over, and
@@ -66,6 +70,8 @@ const PROBE_BITS: u32 = 10;
 const PROBE_MASK: u64 = (1 << PROBE_BITS) - 1;
 const PROBES_OUT_SHIFT: u32 = STATE_BITS;
 const PROBE_OKS_SHIFT: u32 = STATE_BITS + PROBE_BITS;
+const ADMISSIONS_SHIFT: u32 = STATE_BITS + 2 * PROBE_BITS;
+const ADMISSIONS_MASK: u64 = 0x7F;
 const GENERATION_SHIFT: u32 = 32;
 const COUNTS_SUCCESSES: u64 = 1 << 31;
 const TIMES_CALLS: u64 = 1 << 30;
@@ -165,6 +171,12 @@ impl StateWord {
             .with_timing(self.times_calls())
     }
 
+    /// The same half-open period with one more probe admitted (counted modulo 128).
+    pub(crate) fn with_admission(self) -> Self {
+        let admissions = (self.0 >> ADMISSIONS_SHIFT).wrapping_add(1) & ADMISSIONS_MASK;
+        StateWord(self.0 & !(ADMISSIONS_MASK << ADMISSIONS_SHIFT) | admissions << ADMISSIONS_SHIFT)
+    }
+
     /// The same half-open period with `probes_out` and `probe_successes` replaced; both are
     /// bounded by [`MAX_PROBES`](crate::config::MAX_PROBES), which fits their 10 bits.
     pub(crate) fn with_probes(self, probes_out: u32, probe_successes: u32) -> Self {
@@ -197,6 +209,35 @@ mod tests {
             assert_eq!(word.probe_successes(), 517);
             assert_eq!(word.is_closed(), state == State::Closed);
         }
+    }
+
+    #[test]
+    fn admissions_change_the_word_and_nothing_else() {
+        let word = StateWord::new(State::HalfOpen, 9)
+            .with_timing(true)
+            .with_counting(true)
+            .with_probes(1, 0);
+        let mut next = word;
+        for admitted in 1..=128u32 {
+            next = next.with_admission();
+            assert_eq!(
+                (next.state(), next.generation(), next.probes_out()),
+                (State::HalfOpen, 9, 1)
+            );
+            assert_eq!(
+                (
+                    next.probe_successes(),
+                    next.times_calls(),
+                    next.counts_successes()
+                ),
+                (0, true, true)
+            );
+            assert_eq!(next == word, admitted == 128, "modulo 128: {admitted}");
+        }
+        assert_eq!(
+            word.with_admission().next(State::Open).0,
+            word.next(State::Open).0
+        );
     }
 
     #[test]

@@ -44,6 +44,7 @@ fn trigger_name(trigger: &Trigger) -> &'static str {
         Trigger::Tripped { .. } => "tripped",
         Trigger::OpenPeriodEnded => "open_period_ended",
         Trigger::ProbeFailed => "probe_failed",
+        Trigger::ProbesTimedOut => "probes_timed_out",
         Trigger::ProbesSucceeded { .. } => "probes_succeeded",
         Trigger::Manual => "manual",
         Trigger::External => "external",

@@ -14,6 +14,7 @@ open_duration = "30s"
 half_open_probes = 2
 success_threshold = 2
 slow_call = "250ms"
+probe_timeout = "5s"
 
 [failure_rate]
 threshold = 0.5
@@ -27,6 +28,7 @@ open_duration: 30s
 half_open_probes: 2
 success_threshold: 2
 slow_call: 250ms
+probe_timeout: 5s
 failure_rate:
   threshold: 0.5
   window: 20
@@ -39,6 +41,7 @@ const JSON: &str = r#"{
   "half_open_probes": 2,
   "success_threshold": 2,
   "slow_call": "250ms",
+  "probe_timeout": "5s",
   "failure_rate": { "threshold": 0.5, "window": 20, "minimum_calls": 10 }
 }"#;
 
@@ -57,6 +60,7 @@ fn expected() -> Config {
         failure_records: None,
         count_successes: false,
         slow_call: Some(Duration::from_millis(250)),
+        probe_timeout: Some(Duration::from_secs(5)),
     }
 }
 
@@ -176,6 +180,24 @@ fn a_slow_call_limit_of_zero_is_refused_after_parsing() {
         Format::Toml,
         "slow_call = \"fast\"\n",
         "slow_call",
+        "expected number at 0",
+    );
+}
+
+#[test]
+fn a_probe_timeout_of_zero_is_refused_after_parsing() {
+    for (format, text) in [
+        (Format::Toml, "probe_timeout = \"0s\"\n"),
+        (Format::Yaml, "probe_timeout: 0s\n"),
+        (Format::Json, r#"{ "probe_timeout": "0ms" }"#),
+    ] {
+        let err = refused(format, text, "probe_timeout", "must be greater than 0");
+        assert!(err.is_out_of_range());
+    }
+    refused(
+        Format::Yaml,
+        "probe_timeout: soon\n",
+        "probe_timeout",
         "expected number at 0",
     );
 }

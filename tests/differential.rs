@@ -31,6 +31,8 @@ fn config() -> impl Strategy<Value = ModelConfig> {
         1u32..=3,
         // Sometimes a slow-call limit of a few of the clock's steps (Advance moves 1-30 µs).
         prop::option::weighted(0.25, 1u64..=60_000),
+        // Sometimes a probe timeout of the same order.
+        prop::option::weighted(0.25, 1u64..=60_000),
     )
         .prop_map(
             |(
@@ -40,6 +42,7 @@ fn config() -> impl Strategy<Value = ModelConfig> {
                 half_open_probes,
                 success_threshold,
                 slow_nanos,
+                probe_timeout_nanos,
             )| ModelConfig {
                 failure_rate,
                 consecutive_failures,
@@ -47,6 +50,7 @@ fn config() -> impl Strategy<Value = ModelConfig> {
                 half_open_probes,
                 success_threshold,
                 slow_call: slow_nanos.map(Duration::from_nanos),
+                probe_timeout: probe_timeout_nanos.map(Duration::from_nanos),
             },
         )
 }
@@ -89,6 +93,7 @@ fn every_transition() -> (ModelConfig, Vec<Op>) {
         half_open_probes: 2,
         success_threshold: 2,
         slow_call: None,
+        probe_timeout: None,
     };
     let mut ops = Vec::new();
     for outcome in [
@@ -150,6 +155,7 @@ fn refused_configurations_run_nothing() {
         half_open_probes: 1,
         success_threshold: 1,
         slow_call: None,
+        probe_timeout: None,
     };
     assert_eq!(run_differential(&config, &[Op::Acquire]), Ok(false));
 }

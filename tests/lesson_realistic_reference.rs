@@ -41,6 +41,7 @@ fn reference_run(scenario: &Scenario) -> RunCounts {
             half_open_probes: 1,
             success_threshold: 1,
             slow_call: None,
+            probe_timeout: None,
         })),
     };
     let mut free_from = vec![0_u64; scenario.slots];

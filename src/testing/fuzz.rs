@@ -285,6 +285,11 @@ fn decode_config(u: &mut Unstructured<'_>) -> DecodeResult<ModelConfig> {
         } else {
             None
         },
+        probe_timeout: if u.arbitrary()? {
+            Some(Duration::from_nanos(u.int_in_range(1u64..=40_000)?))
+        } else {
+            None
+        },
     })
 }
 
@@ -296,6 +301,7 @@ fn small_config_default() -> ModelConfig {
         half_open_probes: 1,
         success_threshold: 1,
         slow_call: None,
+        probe_timeout: None,
     }
 }
 
@@ -337,6 +343,7 @@ struct RawSettings {
     stripes: Option<usize>,
     failure_records: Option<usize>,
     slow_call: Option<Duration>,
+    probe_timeout: Option<Duration>,
 }
 
 impl RawSettings {
@@ -355,6 +362,7 @@ impl RawSettings {
             stripes: option(u, |u| count(u, MAX_STRIPES))?,
             failure_records: option(u, |u| count(u, MAX_WINDOW))?,
             slow_call: option(u, duration)?,
+            probe_timeout: option(u, duration)?,
         })
     }
 
@@ -385,6 +393,9 @@ impl RawSettings {
         }
         if let Some(limit) = self.slow_call {
             builder = builder.slow_call(limit);
+        }
+        if let Some(timeout) = self.probe_timeout {
+            builder = builder.probe_timeout(timeout);
         }
         builder
     }
@@ -448,6 +459,9 @@ impl RawSettings {
         if self.slow_call.is_some_and(|limit| limit.is_zero()) {
             return Err("slow_call");
         }
+        if self.probe_timeout.is_some_and(|timeout| timeout.is_zero()) {
+            return Err("probe_timeout");
+        }
         Ok(ModelConfig {
             failure_rate,
             consecutive_failures: self.consecutive_failures.map(|n| n as u32),
@@ -455,6 +469,7 @@ impl RawSettings {
             half_open_probes: half_open_probes as u32,
             success_threshold: success_threshold as u32,
             slow_call: self.slow_call,
+            probe_timeout: self.probe_timeout,
         })
     }
 }

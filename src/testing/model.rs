@@ -22,6 +22,9 @@ pub struct ModelConfig {
     /// Slow-call limit: a success recorded longer than this after its permit counts as a
     /// failure.
     pub slow_call: Option<Duration>,
+    /// Probe timeout: while half-open with every place taken, a call that finds the newest
+    /// probe out longer than this opens the breaker again.
+    pub probe_timeout: Option<Duration>,
 }
 
 impl ModelConfig {
@@ -43,6 +46,9 @@ impl ModelConfig {
         if let Some(limit) = self.slow_call {
             builder = builder.slow_call(limit);
         }
+        if let Some(timeout) = self.probe_timeout {
+            builder = builder.probe_timeout(timeout);
+        }
         builder
     }
 
@@ -58,6 +64,11 @@ impl ModelConfig {
     ) -> Result<crate::Breaker<crate::ManualClock>, crate::ConfigError> {
         self.builder().count_successes(true).clock(clock).build()
     }
+}
+
+/// `nanos` rounded up to a whole microsecond.
+fn whole_micros(nanos: u64) -> u64 {
+    nanos.div_ceil(1000).saturating_mul(1000)
 }
 
 /// A permit of the model: the generation it was issued in, whether it is a probe, and when it
@@ -79,8 +90,16 @@ enum Kind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
     Closed,
-    Open { until_nanos: u64 },
-    HalfOpen { out: u32, successes: u32 },
+    Open {
+        until_nanos: u64,
+    },
+    /// `newest`: when the newest probe was admitted, rounded up to a whole microsecond as the
+    /// breaker keeps it.
+    HalfOpen {
+        out: u32,
+        successes: u32,
+        newest: u64,
+    },
     ForcedOpen,
     ForcedClosed,
 }
@@ -161,17 +180,27 @@ impl ReferenceModel {
                 self.enter(Phase::HalfOpen {
                     out: 1,
                     successes: 0,
+                    newest: whole_micros(now_nanos),
                 });
                 self.counts.half_openings += 1;
                 Ok(permit(self.generation, Kind::Probe))
             }
-            Phase::HalfOpen { out, .. } if out >= self.config.half_open_probes => {
-                self.reject(State::HalfOpen)
+            Phase::HalfOpen { out, newest, .. } if out >= self.config.half_open_probes => {
+                let timed_out = self.config.probe_timeout.is_some_and(|timeout| {
+                    now_nanos.saturating_sub(newest) > crate::clock::saturating_nanos(timeout)
+                });
+                if timed_out {
+                    self.open(now_nanos);
+                    self.reject(State::Open)
+                } else {
+                    self.reject(State::HalfOpen)
+                }
             }
-            Phase::HalfOpen { out, successes } => {
+            Phase::HalfOpen { out, successes, .. } => {
                 self.phase = Phase::HalfOpen {
                     out: out + 1,
                     successes,
+                    newest: whole_micros(now_nanos),
                 };
                 Ok(permit(self.generation, Kind::Probe))
             }
@@ -233,7 +262,15 @@ impl ReferenceModel {
                 }
             }
             (Kind::Probe, Phase::HalfOpen { .. }, Outcome::Failure) => self.open(now_nanos),
-            (Kind::Probe, Phase::HalfOpen { out, successes }, Outcome::Success) => {
+            (
+                Kind::Probe,
+                Phase::HalfOpen {
+                    out,
+                    successes,
+                    newest,
+                },
+                Outcome::Success,
+            ) => {
                 if successes + 1 >= self.config.success_threshold {
                     self.enter(Phase::Closed);
                     self.counts.closings += 1;
@@ -241,13 +278,23 @@ impl ReferenceModel {
                     self.phase = Phase::HalfOpen {
                         out: out - 1,
                         successes: successes + 1,
+                        newest,
                     };
                 }
             }
-            (Kind::Probe, Phase::HalfOpen { out, successes }, Outcome::Ignore) => {
+            (
+                Kind::Probe,
+                Phase::HalfOpen {
+                    out,
+                    successes,
+                    newest,
+                },
+                Outcome::Ignore,
+            ) => {
                 self.phase = Phase::HalfOpen {
                     out: out - 1,
                     successes,
+                    newest,
                 };
             }
             _ => {}
@@ -278,10 +325,19 @@ impl ReferenceModel {
         if permit.generation != self.generation {
             return;
         }
-        if let (Kind::Probe, Phase::HalfOpen { out, successes }) = (permit.kind, self.phase) {
+        if let (
+            Kind::Probe,
+            Phase::HalfOpen {
+                out,
+                successes,
+                newest,
+            },
+        ) = (permit.kind, self.phase)
+        {
             self.phase = Phase::HalfOpen {
                 out: out - 1,
                 successes,
+                newest,
             };
         }
     }

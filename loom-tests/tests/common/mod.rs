@@ -306,5 +306,6 @@ pub const fn rate(threshold: f64, window: u32, minimum: u32) -> ModelConfig {
         half_open_probes: 1,
         success_threshold: 1,
         slow_call: None,
+        probe_timeout: None,
     }
 }
