@@ -279,8 +279,7 @@ fn without_a_wait_every_instance_probes_at_the_deadline() {
 fn a_wait_longer_than_any_opening_is_refused() {
     let error = SharedOpenings::new(MemoryStore::new())
         .wait_for_probe(hotbreaker::MAX_OPEN_DURATION + Duration::from_secs(1))
-        .err()
-        .expect("refused");
+        .expect_err("refused");
     assert_eq!(error.field(), "wait_for_probe");
     assert!(error.to_string().contains("at most"), "{error}");
 }
@@ -300,6 +299,18 @@ fn ending_an_open_period_needs_one_that_runs() {
     a.breaker.force_open();
     assert!(!a.breaker.end_open_period(), "forced open stays open");
     assert_eq!(a.breaker.state(), State::ForcedOpen);
+}
+
+#[test]
+fn a_follower_shows_what_it_follows() {
+    let a = instance();
+    let follower = SharedOpenings::new(MemoryStore::new())
+        .wait_for_probe(WAIT)
+        .unwrap()
+        .follow("db", a.breaker.clone());
+    let shown = format!("{follower:?}");
+    assert!(shown.contains(r#"names: ["db"]"#), "{shown}");
+    assert!(shown.contains("wait_for_probe: 10s"), "{shown}");
 }
 
 #[test]
@@ -470,8 +481,7 @@ fn sharing_windows_needs_a_name_and_a_freshness() {
     ] {
         let error = SharedOpenings::new(MemoryStore::new())
             .share_windows(instance, fresh_for)
-            .err()
-            .expect("refused");
+            .expect_err("refused");
         assert_eq!(error.field(), "share_windows", "{error}");
     }
 }

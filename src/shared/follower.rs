@@ -633,6 +633,21 @@ impl Drop for Polling {
     }
 }
 
+impl<S: std::fmt::Debug> std::fmt::Debug for SharedOpenings<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedOpenings")
+            .field("store", &self.store)
+            .field(
+                "names",
+                &self.entries.iter().map(|e| &e.name).collect::<Vec<_>>(),
+            )
+            .field("registries", &self.registries.len())
+            .field("wait_for_probe", &self.wait_for_probe)
+            .field("window_sharing", &self.window_sharing)
+            .finish()
+    }
+}
+
 impl std::fmt::Debug for Polling {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Polling").finish_non_exhaustive()
