@@ -304,8 +304,14 @@ impl Settings {
             )?,
             stripes,
             failure_records,
-            slow_call: config.slow_call.map(check_slow_call).transpose()?,
-            probe_timeout: config.probe_timeout.map(check_probe_timeout).transpose()?,
+            slow_call: config
+                .slow_call
+                .map(|limit| above_zero("slow_call", limit))
+                .transpose()?,
+            probe_timeout: config
+                .probe_timeout
+                .map(|timeout| above_zero("probe_timeout", timeout))
+                .transpose()?,
         })
     }
 
@@ -357,28 +363,13 @@ pub(crate) fn check_open_period(field: &'static str, period: Duration) -> Result
     Ok(())
 }
 
-/// A slow-call limit: anything above zero (a limit of zero would make every success a
-/// failure).
-fn check_slow_call(limit: Duration) -> Result<Duration, ConfigError> {
-    if limit.is_zero() {
-        return Err(ConfigError::new(
-            "slow_call",
-            "must be greater than 0, got 0ns",
-        ));
+/// A duration that must be above zero: a slow-call limit of zero would make every success a
+/// failure, a probe timeout of zero would give up on every probe at once.
+fn above_zero(field: &'static str, duration: Duration) -> Result<Duration, ConfigError> {
+    if duration.is_zero() {
+        return Err(ConfigError::new(field, "must be greater than 0, got 0ns"));
     }
-    Ok(limit)
-}
-
-/// A probe timeout: anything above zero (a timeout of zero would reopen the breaker as soon
-/// as its probes were out).
-fn check_probe_timeout(timeout: Duration) -> Result<Duration, ConfigError> {
-    if timeout.is_zero() {
-        return Err(ConfigError::new(
-            "probe_timeout",
-            "must be greater than 0, got 0ns",
-        ));
-    }
-    Ok(timeout)
+    Ok(duration)
 }
 
 pub(crate) fn in_range(
