@@ -7,7 +7,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use hotbreaker::{Breaker, ManualClock};
+use hotbreaker::{Breaker, Config, ManualClock};
 use tracing::field::{Field, Visit};
 use tracing::{Event, Level, Subscriber};
 use tracing_subscriber::layer::{Context, SubscriberExt};
@@ -127,7 +127,7 @@ fn one_event_per_transition_with_the_counts_from_before_it() {
 }
 
 #[test]
-fn consecutive_trips_failed_probes_and_manual_moves() {
+fn consecutive_trips_failed_and_timed_out_probes_and_manual_moves() {
     capturing(|capture| {
         let clock = ManualClock::new();
         let breaker = Breaker::builder()
@@ -142,6 +142,17 @@ fn consecutive_trips_failed_probes_and_manual_moves() {
         }
         clock.advance(Duration::from_secs(1));
         breaker.try_acquire().unwrap().failure(); // the probe fails
+        clock.advance(Duration::from_secs(1));
+        let hung = breaker.try_acquire().unwrap(); // the next one hangs
+        breaker
+            .reconfigure(Config {
+                probe_timeout: Some(Duration::from_millis(100)),
+                ..breaker.config()
+            })
+            .unwrap();
+        clock.advance(Duration::from_millis(101));
+        assert!(breaker.try_acquire().is_err(), "gives up on the hung probe");
+        drop(hung);
         breaker.force_open();
         breaker.reset();
 
@@ -160,6 +171,8 @@ fn consecutive_trips_failed_probes_and_manual_moves() {
             (Level::WARN, "open", "tripped"),
             (Level::INFO, "half_open", "open_period_ended"),
             (Level::WARN, "open", "probe_failed"),
+            (Level::INFO, "half_open", "open_period_ended"),
+            (Level::WARN, "open", "probes_timed_out"),
             (Level::WARN, "forced_open", "manual"),
             (Level::INFO, "closed", "manual"),
         ]
