@@ -24,6 +24,7 @@ pub mod shared;
 mod state;
 mod stripes;
 mod sync;
+mod tagged_time;
 #[cfg(feature = "testing")]
 pub mod testing;
 #[cfg(feature = "tower")]

@@ -1,12 +1,6 @@
 //! When the newest probe of the current half-open period was admitted: what the probe timeout
-//! is measured from.
-//!
-//! ```text
-//!  63              48 47                                              0
-//! +------------------+-------------------------------------------------+
-//! | generation (16)  |  admission time, µs since clock epoch (rounded up) |
-//! +------------------+-------------------------------------------------+
-//! ```
+//! is measured from. The half-open generation's tag and the time, in whole microseconds
+//! rounded up, in one word (`tagged_time.rs`).
 //!
 //! A probe's admission records its time *before* the compare-and-swap on the state word that
 //! admits it, as the open deadline is published before the state (`open_deadline.rs`), and
@@ -19,10 +13,7 @@
 //! nothing, so an outdated recorder cannot replace a newer generation's time.
 
 use crate::sync::{AtomicU64, Ordering};
-
-const MICROS_BITS: u32 = 48;
-const MICROS_MASK: u64 = (1 << MICROS_BITS) - 1;
-const TAG_MASK: u64 = 0xFFFF;
+use crate::tagged_time::{belongs_to, nanos, tagged};
 
 pub(crate) struct NewestProbe {
     word: AtomicU64,
@@ -45,14 +36,12 @@ impl NewestProbe {
         now_nanos: u64,
         still_possible: impl Fn() -> bool,
     ) {
-        let tag = u64::from(generation) & TAG_MASK;
         // Rounded up: a probe is never taken for older than it is.
-        let micros = now_nanos.div_ceil(1000).min(MICROS_MASK);
-        let new = tag << MICROS_BITS | micros;
+        let new = tagged(generation, now_nanos);
         // Acquire, and the state read after it: see the module documentation.
         let mut current = self.word.load(Ordering::Acquire);
         loop {
-            if current >> MICROS_BITS == tag && current & MICROS_MASK >= micros {
+            if belongs_to(current, generation) && nanos(current) >= nanos(new) {
                 return;
             }
             if !still_possible() {
@@ -75,8 +64,7 @@ impl NewestProbe {
     /// `generation` with probes out.
     pub(crate) fn admitted_nanos(&self, generation: u32) -> Option<u64> {
         let word = self.word.load(Ordering::Acquire);
-        (word >> MICROS_BITS == u64::from(generation) & TAG_MASK)
-            .then(|| (word & MICROS_MASK).saturating_mul(1000))
+        belongs_to(word, generation).then(|| nanos(word))
     }
 }
 

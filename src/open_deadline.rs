@@ -1,11 +1,5 @@
-//! When the current open period ends.
-//!
-//! ```text
-//!  63              48 47                                              0
-//! +------------------+-------------------------------------------------+
-//! | generation (16)  |  end of the open period, µs since clock epoch   |
-//! +------------------+-------------------------------------------------+
-//! ```
+//! When the current open period ends: the open generation's tag and the end, in whole
+//! microseconds, in one word (`tagged_time.rs`).
 //!
 //! A thread that trips the breaker writes the deadline *before* the compare-and-swap that makes
 //! the breaker open, tagged with the generation the open state will have. So a caller who sees
@@ -22,10 +16,7 @@
 //! a newer open period early.
 
 use crate::sync::{AtomicU64, Ordering};
-
-const MICROS_BITS: u32 = 48;
-const MICROS_MASK: u64 = (1 << MICROS_BITS) - 1;
-const TAG_MASK: u64 = 0xFFFF;
+use crate::tagged_time::{belongs_to, nanos, tagged};
 
 pub(crate) struct OpenDeadline {
     word: AtomicU64,
@@ -48,14 +39,12 @@ impl OpenDeadline {
         deadline_nanos: u64,
         still_possible: impl Fn() -> bool,
     ) {
-        let tag = u64::from(generation) & TAG_MASK;
-        // Round up: the period may end up to a microsecond late, never early.
-        let micros = deadline_nanos.div_ceil(1000).min(MICROS_MASK);
-        let new = tag << MICROS_BITS | micros;
+        // Rounded up: the period may end up to a microsecond late, never early.
+        let new = tagged(generation, deadline_nanos);
         // Acquire on the load pairs with the Release of a competing publish; the state is read
         // after it, every time (see the module documentation).
         let mut current = self.word.load(Ordering::Acquire);
-        while current >> MICROS_BITS != tag && still_possible() {
+        while !belongs_to(current, generation) && still_possible() {
             // Release: a reader that acquires the state word published after this (by the CAS
             // this publish precedes) sees this deadline.
             match self
@@ -84,12 +73,10 @@ impl OpenDeadline {
         end_nanos: u64,
         still_open: impl Fn() -> bool,
     ) -> bool {
-        let tag = u64::from(generation) & TAG_MASK;
-        let micros = end_nanos.div_ceil(1000).min(MICROS_MASK);
-        let new = tag << MICROS_BITS | micros;
+        let new = tagged(generation, end_nanos);
         // Acquire: as in `publish`; the state is read after it.
         let current = self.word.load(Ordering::Acquire);
-        if current >> MICROS_BITS != tag || !still_open() {
+        if !belongs_to(current, generation) || !still_open() {
             return false;
         }
         // Release: a caller that acquires this word sees the period's new end, and the
@@ -111,10 +98,10 @@ impl OpenDeadline {
     #[inline]
     pub(crate) fn remaining_nanos(&self, generation: u32, now_nanos: u64) -> Option<u64> {
         let word = self.word.load(Ordering::Acquire);
-        if word >> MICROS_BITS != u64::from(generation) & TAG_MASK {
+        if !belongs_to(word, generation) {
             return None;
         }
-        let end_nanos = (word & MICROS_MASK).saturating_mul(1000);
+        let end_nanos = nanos(word);
         (now_nanos < end_nanos).then(|| end_nanos - now_nanos)
     }
 }

@@ -8,6 +8,7 @@ mod common;
 use common::{Events, OPEN, Role, check_each_order, small, spawn_in};
 use hotbreaker::testing::{self, assert_one_chain};
 use hotbreaker::{Breaker, ManualClock, State, Trigger};
+use loom::sync::Arc;
 
 /// Asserts that a call made now is rejected by an open period that runs for all of `OPEN`
 /// from now: the opening that was just made is intact, neither ended nor shortened.
@@ -23,6 +24,13 @@ fn assert_fresh_period(breaker: &Breaker<ManualClock>, what: &str) {
             );
         }
     }
+}
+
+/// The role of a follower that ends the opening of `generation` it applied, whatever the
+/// breaker did since; returns what `end_opening` did.
+fn follower_ending(breaker: &Arc<Breaker<ManualClock>>, generation: u32) -> Role<bool> {
+    let breaker = breaker.clone();
+    Box::new(move || testing::end_opening(&breaker, generation))
 }
 
 /// A follower ends the opening of generation 1 while the breaker moves on from it: the
@@ -55,10 +63,7 @@ fn a_stale_end_leaves_a_later_opening_alone() {
         assert_eq!(assert_one_chain(&mut tripped), State::Open);
         let generation = tripped[0].generation;
 
-        let follower: Role<bool> = {
-            let breaker = breaker.clone();
-            Box::new(move || testing::end_opening(&breaker, generation))
-        };
+        let follower = follower_ending(&breaker, generation);
         let caller: Role<bool> = {
             let breaker = breaker.clone();
             let clock = clock.clone();
@@ -123,10 +128,7 @@ fn a_stale_end_survives_a_reset_and_a_new_trip() {
         let generation = 1;
         assert_eq!(breaker.state(), State::Open);
 
-        let follower: Role<bool> = {
-            let breaker = breaker.clone();
-            Box::new(move || testing::end_opening(&breaker, generation))
-        };
+        let follower = follower_ending(&breaker, generation);
         let resetter: Role<bool> = {
             let breaker = breaker.clone();
             Box::new(move || {

@@ -1,0 +1,61 @@
+//! A time tagged with the generation it belongs to, in one 64-bit word: how the end of an
+//! open period (`open_deadline.rs`) and the newest probe's admission (`newest_probe.rs`) are
+//! kept next to the state word.
+//!
+//! ```text
+//!  63              48 47                                              0
+//! +------------------+-------------------------------------------------+
+//! | generation (16)  |  time, whole µs since the clock's epoch          |
+//! +------------------+-------------------------------------------------+
+//! ```
+//!
+//! 48 bits of microseconds hold about nine years of clock. The tag is the generation's low 16
+//! bits: it tells one generation's time from the last few thousand generations', and the
+//! modules that keep such a word never decide which generation is newer from it.
+
+const MICROS_BITS: u32 = 48;
+const MICROS_MASK: u64 = (1 << MICROS_BITS) - 1;
+const TAG_MASK: u64 = 0xFFFF;
+
+/// `generation`'s tag with `nanos` rounded up to a whole microsecond (a time kept here is
+/// never earlier than the one given).
+pub(crate) fn tagged(generation: u32, nanos: u64) -> u64 {
+    tag_of(generation) << MICROS_BITS | nanos.div_ceil(1000).min(MICROS_MASK)
+}
+
+/// Whether `word` holds a time of `generation` (or of one 65,536 generations away).
+pub(crate) fn belongs_to(word: u64, generation: u32) -> bool {
+    word >> MICROS_BITS == tag_of(generation)
+}
+
+/// The time `word` holds, in nanoseconds.
+pub(crate) fn nanos(word: u64) -> u64 {
+    (word & MICROS_MASK).saturating_mul(1000)
+}
+
+fn tag_of(generation: u32) -> u64 {
+    u64::from(generation) & TAG_MASK
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_time_keeps_its_generation_and_rounds_up() {
+        let word = tagged(70_000, 1_001);
+        assert!(belongs_to(word, 70_000));
+        assert!(!belongs_to(word, 70_001));
+        assert!(
+            belongs_to(word, 70_000 + 65_536),
+            "only 16 bits of the generation"
+        );
+        assert_eq!(nanos(word), 2_000);
+        assert_eq!(nanos(tagged(3, 5_000)), 5_000);
+        assert_eq!(
+            nanos(tagged(3, u64::MAX)),
+            MICROS_MASK * 1000,
+            "capped, not wrapped"
+        );
+    }
+}
