@@ -997,8 +997,31 @@ impl<C: Clock> Breaker<C> {
     /// longer of the two then, rounded up to a power of two), `failure_records` above that, or
     /// a different number of stripes. A refused configuration changes nothing.
     pub fn reconfigure(&self, config: Config) -> Result<(), ConfigError> {
+        let settings = self.settings_for_reconfiguration(&config)?;
+        self.settings.store(settings);
+        // The window keeps its own copy of the rules. Two reconfigurations may race: each
+        // copies what it finds stored, until it finds the same stored after its copy, so that
+        // the copy agrees with the settings once both are done (`window/mod.rs`, point 6).
+        loop {
+            fence(Ordering::SeqCst);
+            let stored = Settings::clone(&self.settings.load());
+            self.apply_copies(&stored);
+            fence(Ordering::SeqCst);
+            if Settings::clone(&self.settings.load()) == stored {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// The settings [`reconfigure`](Breaker::reconfigure) would store for `config`, or its
+    /// error; changes nothing.
+    pub(crate) fn settings_for_reconfiguration(
+        &self,
+        config: &Config,
+    ) -> Result<Settings, ConfigError> {
         let current = self.settings();
-        let mut settings = Settings::validate(&config)?;
+        let mut settings = Settings::validate(config)?;
         if config.stripes.is_none() {
             settings.stripes = current.stripes;
         }
@@ -1036,20 +1059,7 @@ impl<C: Clock> Breaker<C> {
                 ),
             ));
         }
-        self.settings.store(settings);
-        // The window keeps its own copy of the rules. Two reconfigurations may race: each
-        // copies what it finds stored, until it finds the same stored after its copy, so that
-        // the copy agrees with the settings once both are done (`window/mod.rs`, point 6).
-        loop {
-            fence(Ordering::SeqCst);
-            let stored = Settings::clone(&self.settings.load());
-            self.apply_copies(&stored);
-            fence(Ordering::SeqCst);
-            if Settings::clone(&self.settings.load()) == stored {
-                break;
-            }
-        }
-        Ok(())
+        Ok(settings)
     }
 
     /// The clock the breaker reads.

@@ -71,6 +71,20 @@ impl fmt::Display for ConfigError {
 
 impl Error for ConfigError {}
 
+/// `text` fit for a one-line message: line breaks, tabs and other control characters written
+/// as escapes (`\n`), so that a key read from a file that contains them cannot break the line.
+pub(crate) fn printable(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() || (c.is_whitespace() && c != ' ') {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// The failure-rate rule as configured: trip when at least `threshold` of the last `window`
 /// recorded calls failed.
 #[derive(Debug, Clone, Copy, PartialEq)]

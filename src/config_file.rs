@@ -43,6 +43,8 @@ impl Config {
 }
 
 #[cfg(feature = "serde")]
+pub(crate) use file::parse_as;
+#[cfg(feature = "serde")]
 pub use file::{ConfigFileError, Format};
 
 /// Durations in configuration files: human-readable text (`"30s"`, `"1m 30s"`, `"250ms"`),
@@ -112,9 +114,9 @@ mod file {
     use std::error::Error;
     use std::fmt;
 
-    use crate::config::Config;
-    #[cfg(any(feature = "toml", feature = "yaml", feature = "json"))]
-    use crate::config::ConfigError;
+    use serde::de::DeserializeOwned;
+
+    use crate::config::{Config, ConfigError};
 
     /// A configuration file format.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -223,12 +225,16 @@ mod file {
             }
         }
 
-        #[cfg(any(feature = "toml", feature = "yaml", feature = "json"))]
-        pub(super) fn out_of_range(format: Format, error: ConfigError) -> Self {
+        pub(crate) fn out_of_range(format: Format, error: ConfigError) -> Self {
+            Self::out_of_range_named(format, error.field().to_owned(), error.reason().to_owned())
+        }
+
+        /// A value out of range, `field` the path from the top of the file.
+        pub(crate) fn out_of_range_named(format: Format, field: String, reason: String) -> Self {
             ConfigFileError {
                 format,
-                field: error.field().to_owned(),
-                reason: error.reason().to_owned(),
+                field,
+                reason,
                 position: None,
                 out_of_range: true,
             }
@@ -288,6 +294,84 @@ mod file {
         (line, column)
     }
 
+    /// Parses TOML text into `T`, the error naming the field by its path.
+    #[cfg(feature = "toml")]
+    pub(crate) fn parse_toml<T: DeserializeOwned>(text: &str) -> Result<T, ConfigFileError> {
+        let error = |field: String, error: &toml::de::Error| {
+            let position = error.span().map(|span| position_of(text, span.start));
+            ConfigFileError::parse(Format::Toml, field, error.message(), position)
+        };
+        let deserializer = toml::Deserializer::parse(text).map_err(|e| error(String::new(), &e))?;
+        serde_path_to_error::deserialize(deserializer)
+            .map_err(|e| error(e.path().to_string(), e.inner()))
+    }
+
+    /// Parses YAML text into `T`, the error naming the field by its path.
+    #[cfg(feature = "yaml")]
+    pub(crate) fn parse_yaml<T: DeserializeOwned>(text: &str) -> Result<T, ConfigFileError> {
+        let deserializer = serde_yaml::Deserializer::from_str(text);
+        serde_path_to_error::deserialize(deserializer).map_err(|e| {
+            let position = e
+                .inner()
+                .location()
+                .map(|location| (location.line(), location.column()));
+            let message = e.inner().to_string();
+            ConfigFileError::parse(
+                Format::Yaml,
+                e.path().to_string(),
+                without_position_suffix(&message),
+                position,
+            )
+        })
+    }
+
+    /// Parses JSON text into `T`, the error naming the field by its path; trailing text after
+    /// the document is refused, as `serde_json::from_str` refuses it.
+    #[cfg(feature = "json")]
+    pub(crate) fn parse_json<T: DeserializeOwned>(text: &str) -> Result<T, ConfigFileError> {
+        let error = |field: String, error: &serde_json::Error| {
+            let position = (error.line() > 0).then(|| (error.line(), error.column()));
+            let message = error.to_string();
+            ConfigFileError::parse(
+                Format::Json,
+                field,
+                without_position_suffix(&message),
+                position,
+            )
+        };
+        let mut deserializer = serde_json::Deserializer::from_str(text);
+        let parsed = serde_path_to_error::deserialize(&mut deserializer)
+            .map_err(|e| error(e.path().to_string(), e.inner()))?;
+        deserializer.end().map_err(|e| error(String::new(), &e))?;
+        Ok(parsed)
+    }
+
+    /// Parses text in `format` into `T`; a format whose feature is off is refused.
+    pub(crate) fn parse_as<T: DeserializeOwned>(
+        format: Format,
+        text: &str,
+    ) -> Result<T, ConfigFileError> {
+        let _ = text;
+        match format {
+            #[cfg(feature = "toml")]
+            Format::Toml => parse_toml(text),
+            #[cfg(feature = "yaml")]
+            Format::Yaml => parse_yaml(text),
+            #[cfg(feature = "json")]
+            Format::Json => parse_json(text),
+            #[allow(unreachable_patterns)]
+            other => Err(ConfigFileError::parse(
+                other,
+                String::new(),
+                &format!(
+                    "hotbreaker was built without its `{}` feature",
+                    other.to_string().to_lowercase()
+                ),
+                None,
+            )),
+        }
+    }
+
     #[cfg(any(feature = "toml", feature = "yaml", feature = "json"))]
     fn checked(config: Config, format: Format) -> Result<Config, ConfigFileError> {
         config
@@ -326,15 +410,7 @@ mod file {
         #[cfg(feature = "toml")]
         #[cfg_attr(docsrs, doc(cfg(feature = "toml")))]
         pub fn from_toml_str(text: &str) -> Result<Config, ConfigFileError> {
-            let error = |field: String, error: &toml::de::Error| {
-                let position = error.span().map(|span| position_of(text, span.start));
-                ConfigFileError::parse(Format::Toml, field, error.message(), position)
-            };
-            let deserializer =
-                toml::Deserializer::parse(text).map_err(|e| error(String::new(), &e))?;
-            let config: Config = serde_path_to_error::deserialize(deserializer)
-                .map_err(|e| error(e.path().to_string(), e.inner()))?;
-            checked(config, Format::Toml)
+            checked(parse_toml(text)?, Format::Toml)
         }
 
         /// Reads a configuration from YAML text, and checks it as
@@ -357,21 +433,7 @@ mod file {
         #[cfg(feature = "yaml")]
         #[cfg_attr(docsrs, doc(cfg(feature = "yaml")))]
         pub fn from_yaml_str(text: &str) -> Result<Config, ConfigFileError> {
-            let deserializer = serde_yaml::Deserializer::from_str(text);
-            let config: Config = serde_path_to_error::deserialize(deserializer).map_err(|e| {
-                let position = e
-                    .inner()
-                    .location()
-                    .map(|location| (location.line(), location.column()));
-                let message = e.inner().to_string();
-                ConfigFileError::parse(
-                    Format::Yaml,
-                    e.path().to_string(),
-                    without_position_suffix(&message),
-                    position,
-                )
-            })?;
-            checked(config, Format::Yaml)
+            checked(parse_yaml(text)?, Format::Yaml)
         }
 
         /// Reads a configuration from JSON text, and checks it as
@@ -394,22 +456,7 @@ mod file {
         #[cfg(feature = "json")]
         #[cfg_attr(docsrs, doc(cfg(feature = "json")))]
         pub fn from_json_str(text: &str) -> Result<Config, ConfigFileError> {
-            let error = |field: String, error: &serde_json::Error| {
-                let position = (error.line() > 0).then(|| (error.line(), error.column()));
-                let message = error.to_string();
-                ConfigFileError::parse(
-                    Format::Json,
-                    field,
-                    without_position_suffix(&message),
-                    position,
-                )
-            };
-            let mut deserializer = serde_json::Deserializer::from_str(text);
-            let config: Config = serde_path_to_error::deserialize(&mut deserializer)
-                .map_err(|e| error(e.path().to_string(), e.inner()))?;
-            // Refuse trailing text after the document, as `serde_json::from_str` does.
-            deserializer.end().map_err(|e| error(String::new(), &e))?;
-            checked(config, Format::Json)
+            checked(parse_json(text)?, Format::Json)
         }
 
         /// Reads a configuration from text in `format`: one entry point for a program whose
@@ -422,25 +469,11 @@ mod file {
         /// refused with a [`ConfigFileError`] saying so.
         #[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
         pub fn from_str_as(format: Format, text: &str) -> Result<Config, ConfigFileError> {
-            let _ = text;
-            match format {
-                #[cfg(feature = "toml")]
-                Format::Toml => Config::from_toml_str(text),
-                #[cfg(feature = "yaml")]
-                Format::Yaml => Config::from_yaml_str(text),
-                #[cfg(feature = "json")]
-                Format::Json => Config::from_json_str(text),
-                #[allow(unreachable_patterns)]
-                other => Err(ConfigFileError::parse(
-                    other,
-                    String::new(),
-                    &format!(
-                        "hotbreaker was built without its `{}` feature",
-                        other.to_string().to_lowercase()
-                    ),
-                    None,
-                )),
-            }
+            let config: Config = parse_as(format, text)?;
+            config
+                .validate()
+                .map_err(|error| ConfigFileError::out_of_range(format, error))?;
+            Ok(config)
         }
     }
 }

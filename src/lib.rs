@@ -19,6 +19,7 @@ mod newest_probe;
 mod open_deadline;
 mod permit;
 mod registry;
+mod registry_config;
 #[cfg(not(loom))]
 pub mod shared;
 mod state;
@@ -51,4 +52,5 @@ pub use listener::{Transition, Trigger, TripRule};
 pub use metrics::Metrics;
 pub use permit::{Outcome, OwnedPermit, Permit, Rejected};
 pub use registry::{BreakerHealth, Registry};
+pub use registry_config::{AppliedConfig, RegistryConfig, RegistryConfigError};
 pub use state::State;

@@ -1,0 +1,620 @@
+//! Many named breakers configured together ([`RegistryConfig`]), and applying them to a
+//! [`Registry`] at start-up and again whenever the configuration changes.
+
+use std::collections::BTreeMap;
+use std::error::Error;
+use std::fmt;
+use std::sync::Arc;
+
+use crate::breaker::Breaker;
+use crate::builder::Builder;
+use crate::clock::Clock;
+use crate::config::{Config, ConfigError, printable};
+use crate::registry::Registry;
+
+/// Settings for many named breakers: the defaults, and the resolved configuration of each
+/// breaker the configuration names.
+///
+/// Made in code, or read from a file with [`from_toml_str`](RegistryConfig::from_toml_str)
+/// and its siblings (the `toml`, `yaml` and `json` features), then applied to a [`Registry`]
+/// with [`Registry::apply_config`].
+///
+/// # In a file
+///
+/// `defaults` is a configuration as a single breaker's file gives one ([`Config`]), and every table
+/// under `breakers` names a breaker and the settings in which it differs from the defaults:
+///
+/// ```toml
+/// [defaults]
+/// open_duration = "30s"
+/// failure_rate = { threshold = 0.5, window = 20 }
+///
+/// [breakers.payments]
+/// consecutive_failures = 5
+///
+/// [breakers.search]
+/// failure_rate = "off"
+/// consecutive_failures = 3
+/// open_duration = "5s"
+/// ```
+///
+/// A setting a breaker gives replaces the default's whole (a `failure_rate` table with it);
+/// `"off"` turns off a rule or limit that the defaults set (`failure_rate`,
+/// `consecutive_failures`, `slow_call`, `probe_timeout`). Written back out (with `serde`), a
+/// `RegistryConfig` takes the same form: the defaults whole, each breaker as its differences.
+///
+/// # Examples
+///
+/// ```
+/// use hotbreaker::{Config, Registry, RegistryConfig};
+///
+/// let mut config = RegistryConfig::default();
+/// config.defaults.consecutive_failures = Some(5);
+/// config.breakers.insert("payments".into(), Config { consecutive_failures: Some(2), ..config.defaults });
+/// config.breakers.insert("search".into(), config.defaults);
+///
+/// let registry = Registry::new();
+/// let applied = registry.apply_config(&config, |_name| hotbreaker::Breaker::builder())?;
+/// assert_eq!(applied.inserted, ["payments", "search"]);
+/// assert_eq!(registry.get("payments").unwrap().config().consecutive_failures, Some(2));
+/// // A name the configuration does not list gets the defaults.
+/// assert_eq!(config.config_for("users-db"), config.defaults);
+/// # Ok::<(), hotbreaker::RegistryConfigError>(())
+/// ```
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RegistryConfig {
+    /// What a breaker the configuration does not name gets, and what every named breaker's
+    /// settings in a file are differences from.
+    pub defaults: Config,
+    /// Each named breaker's whole configuration, by name.
+    pub breakers: BTreeMap<String, Config>,
+}
+
+impl RegistryConfig {
+    /// The configuration for the breaker named `name`: its own if the configuration names
+    /// it, else the defaults.
+    pub fn config_for(&self, name: &str) -> Config {
+        self.breakers.get(name).copied().unwrap_or(self.defaults)
+    }
+
+    /// Checks the defaults and every breaker's configuration as
+    /// [`Builder::build`](crate::Builder::build) would, and that no breaker's name is empty.
+    ///
+    /// # Errors
+    ///
+    /// A [`RegistryConfigError`] naming the part (`defaults`, or the breaker) and the field.
+    pub fn validate(&self) -> Result<(), RegistryConfigError> {
+        self.defaults
+            .validate()
+            .map_err(RegistryConfigError::in_defaults)?;
+        for (name, config) in &self.breakers {
+            if name.is_empty() {
+                return Err(RegistryConfigError::empty_name());
+            }
+            config
+                .validate()
+                .map_err(|error| RegistryConfigError::in_breaker(name, error))?;
+        }
+        Ok(())
+    }
+}
+
+/// A [`RegistryConfig`] that could not be applied: the breaker (or the defaults) and the
+/// setting, and why.
+///
+/// Prints as one line: `invalid breakers.payments.failure_rate.window: ...`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegistryConfigError {
+    breaker: Option<String>,
+    field: String,
+    reason: String,
+}
+
+impl RegistryConfigError {
+    fn in_defaults(error: ConfigError) -> Self {
+        RegistryConfigError {
+            breaker: None,
+            field: format!("defaults.{}", error.field()),
+            reason: error.reason().to_owned(),
+        }
+    }
+
+    fn in_breaker(name: &str, error: ConfigError) -> Self {
+        RegistryConfigError {
+            breaker: Some(name.to_owned()),
+            field: format!("breakers.{}.{}", printable(name), error.field()),
+            reason: error.reason().to_owned(),
+        }
+    }
+
+    fn empty_name() -> Self {
+        RegistryConfigError {
+            breaker: Some(String::new()),
+            field: "breakers".to_owned(),
+            reason: "a breaker's name is empty".to_owned(),
+        }
+    }
+
+    /// The breaker whose configuration was refused; `None` when it was the defaults.
+    pub fn breaker(&self) -> Option<&str> {
+        self.breaker.as_deref()
+    }
+
+    /// The refused setting as a dotted path from the top of the configuration
+    /// (`"breakers.payments.failure_rate.window"`, `"defaults.open_duration"`).
+    pub fn field(&self) -> &str {
+        &self.field
+    }
+
+    /// Why it was refused, including the value that was given.
+    pub fn reason(&self) -> &str {
+        &self.reason
+    }
+}
+
+impl fmt::Display for RegistryConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "invalid {}: {}", self.field, self.reason)
+    }
+}
+
+impl Error for RegistryConfigError {}
+
+/// What [`Registry::apply_config`] did, by breaker name (each list sorted).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct AppliedConfig {
+    /// Registered breakers whose configuration changed (with
+    /// [`Breaker::reconfigure`], keeping their state).
+    pub reconfigured: Vec<String>,
+    /// Registered breakers that already had the configuration given.
+    pub unchanged: Vec<String>,
+    /// Breakers built and registered because the configuration names them.
+    pub inserted: Vec<String>,
+    /// Registered breakers the configuration does not name, left as they are.
+    pub not_in_config: Vec<String>,
+}
+
+impl<C: Clock + Default> Registry<C> {
+    /// Gives every breaker that `config` names its configuration: a registered one is
+    /// reconfigured in place (its state, window and counters kept, and every holder of its
+    /// `Arc` sees the change), a missing one is built from `builder(name)` with the
+    /// configuration and registered. Breakers the configuration does not name are left as
+    /// they are (listed in [`AppliedConfig::not_in_config`]); remove them with
+    /// [`remove`](Registry::remove) if that is what a missing name means to the program.
+    ///
+    /// Every breaker's configuration is checked before any is applied, so a refused one
+    /// changes nothing. That includes what a live breaker cannot change
+    /// ([`Breaker::reconfigure`]: its stripes, and a window or run longer than the failure
+    /// records it was built with). `builder` gets the name, for listeners labelled with it;
+    /// whatever configuration it sets is replaced by the breaker's from `config`.
+    ///
+    /// # Errors
+    ///
+    /// A [`RegistryConfigError`] naming the breaker (or the defaults) and the field. Only a
+    /// reconfiguration racing this one (of a breaker it reconfigures) can make a breaker refuse
+    /// after the check; the breakers before it in name order are changed then.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use hotbreaker::{Breaker, Config, Registry, RegistryConfig};
+    ///
+    /// let registry = Registry::new();
+    /// let payments = registry.get_or_insert_with("payments", |_| Breaker::builder().consecutive_failures(5))?;
+    ///
+    /// let mut config = RegistryConfig::default();
+    /// config.breakers.insert("payments".into(), Config { consecutive_failures: Some(2), ..Config::default() });
+    /// let applied = registry.apply_config(&config, |_| Breaker::builder())?;
+    /// assert_eq!(applied.reconfigured, ["payments"]);
+    /// // The same breaker, changed in place.
+    /// assert_eq!(payments.config().consecutive_failures, Some(2));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn apply_config(
+        &self,
+        config: &RegistryConfig,
+        builder: impl Fn(&str) -> Builder<C>,
+    ) -> Result<AppliedConfig, RegistryConfigError> {
+        config.validate()?;
+        let registered: BTreeMap<String, Arc<Breaker<C>>> = self.breakers().into_iter().collect();
+        for (name, wanted) in &config.breakers {
+            if let Some(breaker) = registered.get(name) {
+                breaker
+                    .settings_for_reconfiguration(wanted)
+                    .map_err(|error| RegistryConfigError::in_breaker(name, error))?;
+            }
+        }
+
+        let mut applied = AppliedConfig::default();
+        for (name, wanted) in &config.breakers {
+            let breaker = match registered.get(name) {
+                Some(breaker) => Arc::clone(breaker),
+                None => {
+                    let built = builder(name)
+                        .config(*wanted)
+                        .build()
+                        .map_err(|error| RegistryConfigError::in_breaker(name, error))?;
+                    let built = Arc::new(built);
+                    let registered = self.insert_if_absent(name, Arc::clone(&built));
+                    if Arc::ptr_eq(&registered, &built) {
+                        applied.inserted.push(name.clone());
+                        continue;
+                    }
+                    // Another thread registered this name meanwhile: configure that one.
+                    registered
+                }
+            };
+            if breaker.config() == *wanted {
+                applied.unchanged.push(name.clone());
+            } else {
+                breaker
+                    .reconfigure(*wanted)
+                    .map_err(|error| RegistryConfigError::in_breaker(name, error))?;
+                applied.reconfigured.push(name.clone());
+            }
+        }
+        applied.not_in_config = registered
+            .into_keys()
+            .filter(|name| !config.breakers.contains_key(name))
+            .collect();
+        Ok(applied)
+    }
+}
+
+#[cfg(feature = "serde")]
+mod file {
+    use std::collections::BTreeMap;
+    use std::fmt;
+    use std::marker::PhantomData;
+    use std::time::Duration;
+
+    use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
+    use serde::de::{self, Deserializer, IntoDeserializer};
+    use serde::{Deserialize, Serialize, Serializer};
+
+    use super::RegistryConfig;
+    use crate::config::{Config, FailureRateConfig};
+    use crate::config_file::{ConfigFileError, Format, parse_as};
+
+    /// A setting a breaker may turn off: `"off"`, or its value.
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    enum OrOff<T> {
+        Off,
+        On(T),
+    }
+
+    impl<T> OrOff<T> {
+        fn from_option(value: Option<T>) -> Self {
+            value.map_or(OrOff::Off, OrOff::On)
+        }
+
+        fn into_option(self) -> Option<T> {
+            match self {
+                OrOff::Off => None,
+                OrOff::On(value) => Some(value),
+            }
+        }
+    }
+
+    const OFF: &str = "off";
+
+    impl<T: Serialize> Serialize for OrOff<T> {
+        fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            match self {
+                OrOff::Off => serializer.serialize_str(OFF),
+                OrOff::On(value) => value.serialize(serializer),
+            }
+        }
+    }
+
+    /// Reads `"off"`, or hands whatever else is there to `T` (a number, a table, a duration's
+    /// text), so that `T`'s own error describes a bad value.
+    impl<'de, T: Deserialize<'de>> Deserialize<'de> for OrOff<T> {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            deserializer.deserialize_any(OrOffVisitor(PhantomData))
+        }
+    }
+
+    struct OrOffVisitor<T>(PhantomData<T>);
+
+    impl<'de, T: Deserialize<'de>> de::Visitor<'de> for OrOffVisitor<T> {
+        type Value = OrOff<T>;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            write!(f, "\"{OFF}\" or a value")
+        }
+
+        fn visit_str<E: de::Error>(self, text: &str) -> Result<Self::Value, E> {
+            if text == OFF {
+                return Ok(OrOff::Off);
+            }
+            T::deserialize(text.into_deserializer()).map(OrOff::On)
+        }
+
+        fn visit_bool<E: de::Error>(self, value: bool) -> Result<Self::Value, E> {
+            T::deserialize(value.into_deserializer()).map(OrOff::On)
+        }
+
+        fn visit_i64<E: de::Error>(self, value: i64) -> Result<Self::Value, E> {
+            T::deserialize(value.into_deserializer()).map(OrOff::On)
+        }
+
+        fn visit_u64<E: de::Error>(self, value: u64) -> Result<Self::Value, E> {
+            T::deserialize(value.into_deserializer()).map(OrOff::On)
+        }
+
+        fn visit_f64<E: de::Error>(self, value: f64) -> Result<Self::Value, E> {
+            T::deserialize(value.into_deserializer()).map(OrOff::On)
+        }
+
+        fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+            T::deserialize(MapAccessDeserializer::new(map)).map(OrOff::On)
+        }
+
+        fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+            T::deserialize(SeqAccessDeserializer::new(seq)).map(OrOff::On)
+        }
+    }
+
+    /// A duration as configuration files write it (`"30s"`).
+    #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+    #[serde(transparent)]
+    struct FileDuration(#[serde(with = "crate::config_file::duration")] Duration);
+
+    /// A breaker's settings that differ from the defaults: every field of [`Config`], each
+    /// optional, and those that can be turned off also `"off"`.
+    #[derive(Debug, Default, Serialize, Deserialize)]
+    #[serde(default, deny_unknown_fields)]
+    struct ConfigPatch {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        failure_rate: Option<OrOff<FailureRateConfig>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        consecutive_failures: Option<OrOff<usize>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        open_duration: Option<FileDuration>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        half_open_probes: Option<usize>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        success_threshold: Option<usize>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        stripes: Option<usize>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        failure_records: Option<usize>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        count_successes: Option<bool>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        slow_call: Option<OrOff<FileDuration>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        probe_timeout: Option<OrOff<FileDuration>>,
+    }
+
+    /// `Some(new)` where `new` differs from `old`.
+    fn changed<T: PartialEq>(old: T, new: T) -> Option<T> {
+        (old != new).then_some(new)
+    }
+
+    /// [`changed`] for a setting that can be turned off.
+    fn or_off<T: PartialEq>(old: Option<T>, new: Option<T>) -> Option<OrOff<T>> {
+        changed(old, new).map(OrOff::from_option)
+    }
+
+    impl ConfigPatch {
+        /// The defaults with this patch's settings in place of theirs.
+        fn applied_to(self, defaults: Config) -> Config {
+            // Spelled out field by field (no `..`), so that a new field of `Config` does not
+            // compile until a file can set it per breaker.
+            let Config {
+                failure_rate,
+                consecutive_failures,
+                open_duration,
+                half_open_probes,
+                success_threshold,
+                stripes,
+                failure_records,
+                count_successes,
+                slow_call,
+                probe_timeout,
+            } = defaults;
+            Config {
+                failure_rate: self.failure_rate.map_or(failure_rate, OrOff::into_option),
+                consecutive_failures: self
+                    .consecutive_failures
+                    .map_or(consecutive_failures, OrOff::into_option),
+                open_duration: self.open_duration.map_or(open_duration, |d| d.0),
+                half_open_probes: self.half_open_probes.unwrap_or(half_open_probes),
+                success_threshold: self.success_threshold.unwrap_or(success_threshold),
+                stripes: self.stripes.or(stripes),
+                failure_records: self.failure_records.or(failure_records),
+                count_successes: self.count_successes.unwrap_or(count_successes),
+                slow_call: self
+                    .slow_call
+                    .map_or(slow_call, |d| d.into_option().map(|d| d.0)),
+                probe_timeout: self
+                    .probe_timeout
+                    .map_or(probe_timeout, |d| d.into_option().map(|d| d.0)),
+            }
+        }
+
+        /// The settings in which `config` differs from `defaults`; applied to `defaults`,
+        /// it gives `config` back. `stripes` and `failure_records` cannot be turned back to
+        /// automatic by a file, so a breaker that has them automatic where the defaults set
+        /// them cannot be written; [`RegistryConfig`]'s `Serialize` refuses it.
+        fn between(defaults: Config, config: Config) -> Result<Self, &'static str> {
+            let Config {
+                failure_rate,
+                consecutive_failures,
+                open_duration,
+                half_open_probes,
+                success_threshold,
+                stripes,
+                failure_records,
+                count_successes,
+                slow_call,
+                probe_timeout,
+            } = config;
+            let automatic_again =
+                |old: Option<usize>, new: Option<usize>| old.is_some() && new.is_none();
+            if automatic_again(defaults.stripes, stripes) {
+                return Err("stripes");
+            }
+            if automatic_again(defaults.failure_records, failure_records) {
+                return Err("failure_records");
+            }
+            let duration = |d: Option<Duration>| d.map(FileDuration);
+            Ok(ConfigPatch {
+                failure_rate: or_off(defaults.failure_rate, failure_rate),
+                consecutive_failures: or_off(defaults.consecutive_failures, consecutive_failures),
+                open_duration: changed(defaults.open_duration, open_duration).map(FileDuration),
+                half_open_probes: changed(defaults.half_open_probes, half_open_probes),
+                success_threshold: changed(defaults.success_threshold, success_threshold),
+                stripes: changed(defaults.stripes, stripes).flatten(),
+                failure_records: changed(defaults.failure_records, failure_records).flatten(),
+                count_successes: changed(defaults.count_successes, count_successes),
+                slow_call: or_off(duration(defaults.slow_call), duration(slow_call)),
+                probe_timeout: or_off(duration(defaults.probe_timeout), duration(probe_timeout)),
+            })
+        }
+    }
+
+    /// The file as written: defaults, and each breaker's differences from them.
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct RegistryFile {
+        #[serde(default)]
+        defaults: Config,
+        #[serde(default)]
+        breakers: BTreeMap<String, ConfigPatch>,
+    }
+
+    #[derive(Serialize)]
+    struct RegistryFileOut<'a> {
+        defaults: &'a Config,
+        #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+        breakers: BTreeMap<&'a str, ConfigPatch>,
+    }
+
+    impl<'de> Deserialize<'de> for RegistryConfig {
+        /// Reads the file's form ("In a file" in [`RegistryConfig`]); values are range-checked by
+        /// [`RegistryConfig::validate`], which the `from_*_str` functions call.
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            let file = RegistryFile::deserialize(deserializer)?;
+            let defaults = file.defaults;
+            let breakers = file
+                .breakers
+                .into_iter()
+                .map(|(name, patch)| (name, patch.applied_to(defaults)))
+                .collect();
+            Ok(RegistryConfig { defaults, breakers })
+        }
+    }
+
+    impl Serialize for RegistryConfig {
+        /// Writes the file's form: the defaults whole, each breaker as its differences.
+        ///
+        /// # Errors
+        ///
+        /// A breaker with `stripes` or `failure_records` automatic (`None`) where the
+        /// defaults set it: the file's form has no way to say so.
+        fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            let mut breakers = BTreeMap::new();
+            for (name, config) in &self.breakers {
+                let patch = ConfigPatch::between(self.defaults, *config).map_err(|field| {
+                    serde::ser::Error::custom(format_args!(
+                        "breakers.{name}.{field} is automatic but the defaults set it, which a file cannot say"
+                    ))
+                })?;
+                breakers.insert(name.as_str(), patch);
+            }
+            RegistryFileOut {
+                defaults: &self.defaults,
+                breakers,
+            }
+            .serialize(serializer)
+        }
+    }
+
+    impl RegistryConfig {
+        /// Reads a registry configuration from TOML text (the form is under "In a file" in
+        /// [`RegistryConfig`]'s docs), and checks the defaults and every breaker's settings as
+        /// [`Builder::build`](crate::Builder::build) would.
+        ///
+        /// # Errors
+        ///
+        /// A [`ConfigFileError`] whose field is the path from the top of the file
+        /// (`"breakers.payments.failure_rate.threshold"`): a syntax error, a value of the wrong
+        /// type, an unknown field, or a value out of range.
+        ///
+        /// # Examples
+        ///
+        /// ```
+        /// use hotbreaker::RegistryConfig;
+        /// use std::time::Duration;
+        ///
+        /// let config = RegistryConfig::from_toml_str(r#"
+        ///     [defaults]
+        ///     open_duration = "30s"
+        ///     failure_rate = { threshold = 0.5, window = 20 }
+        ///
+        ///     [breakers.payments]
+        ///     consecutive_failures = 5
+        ///
+        ///     [breakers.search]
+        ///     failure_rate = "off"
+        ///     consecutive_failures = 3
+        /// "#)?;
+        /// let payments = config.config_for("payments");
+        /// assert_eq!((payments.failure_rate.unwrap().window, payments.consecutive_failures), (20, Some(5)));
+        /// assert_eq!(config.config_for("search").failure_rate, None);
+        /// assert_eq!(config.config_for("search").open_duration, Duration::from_secs(30));
+        ///
+        /// let err = RegistryConfig::from_toml_str("[breakers.search]\nfailure_rate = { threshold = 2.0, window = 20 }").unwrap_err();
+        /// assert_eq!(err.field(), "breakers.search.failure_rate.threshold");
+        /// # Ok::<(), hotbreaker::ConfigFileError>(())
+        /// ```
+        #[cfg(feature = "toml")]
+        #[cfg_attr(docsrs, doc(cfg(feature = "toml")))]
+        pub fn from_toml_str(text: &str) -> Result<RegistryConfig, ConfigFileError> {
+            RegistryConfig::from_str_as(Format::Toml, text)
+        }
+
+        /// Reads a registry configuration from YAML text; see
+        /// [`from_toml_str`](RegistryConfig::from_toml_str).
+        ///
+        /// # Errors
+        ///
+        /// As for [`from_toml_str`](RegistryConfig::from_toml_str).
+        #[cfg(feature = "yaml")]
+        #[cfg_attr(docsrs, doc(cfg(feature = "yaml")))]
+        pub fn from_yaml_str(text: &str) -> Result<RegistryConfig, ConfigFileError> {
+            RegistryConfig::from_str_as(Format::Yaml, text)
+        }
+
+        /// Reads a registry configuration from JSON text; see
+        /// [`from_toml_str`](RegistryConfig::from_toml_str).
+        ///
+        /// # Errors
+        ///
+        /// As for [`from_toml_str`](RegistryConfig::from_toml_str).
+        #[cfg(feature = "json")]
+        #[cfg_attr(docsrs, doc(cfg(feature = "json")))]
+        pub fn from_json_str(text: &str) -> Result<RegistryConfig, ConfigFileError> {
+            RegistryConfig::from_str_as(Format::Json, text)
+        }
+
+        /// Reads a registry configuration from text in `format`. Each format needs its
+        /// feature (`toml`, `yaml`, `json`).
+        ///
+        /// # Errors
+        ///
+        /// As for [`from_toml_str`](RegistryConfig::from_toml_str); a format whose feature is
+        /// off is refused with a [`ConfigFileError`] saying so.
+        pub fn from_str_as(format: Format, text: &str) -> Result<RegistryConfig, ConfigFileError> {
+            let config: RegistryConfig = parse_as(format, text)?;
+            config.validate().map_err(|error| {
+                ConfigFileError::out_of_range_named(format, error.field, error.reason)
+            })?;
+            Ok(config)
+        }
+    }
+}

@@ -1,0 +1,346 @@
+//! Many breakers from one file: defaults and each breaker's differences read from TOML, YAML
+//! and JSON, errors that name the breaker and the field, and applying the lot to a registry,
+//! all or nothing, keeping the state of the breakers already there.
+#![cfg(all(feature = "toml", feature = "yaml", feature = "json"))]
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use hotbreaker::{
+    AppliedConfig, Breaker, Config, FailureRateConfig, Format, ManualClock, Registry,
+    RegistryConfig, State, Transition,
+};
+
+const TOML: &str = r#"
+[defaults]
+open_duration = "30s"
+slow_call = "250ms"
+failure_rate = { threshold = 0.5, window = 20 }
+
+[breakers.payments]
+consecutive_failures = 5
+
+[breakers.search]
+failure_rate = "off"
+consecutive_failures = 3
+open_duration = "5s"
+slow_call = "off"
+
+[breakers.users-db]
+"#;
+
+const YAML: &str = r#"
+defaults:
+  open_duration: 30s
+  slow_call: 250ms
+  failure_rate: { threshold: 0.5, window: 20 }
+breakers:
+  payments:
+    consecutive_failures: 5
+  search:
+    failure_rate: "off"
+    consecutive_failures: 3
+    open_duration: 5s
+    slow_call: "off"
+  users-db: {}
+"#;
+
+const JSON: &str = r#"{
+  "defaults": {
+    "open_duration": "30s",
+    "slow_call": "250ms",
+    "failure_rate": { "threshold": 0.5, "window": 20 }
+  },
+  "breakers": {
+    "payments": { "consecutive_failures": 5 },
+    "search": { "failure_rate": "off", "consecutive_failures": 3, "open_duration": "5s", "slow_call": "off" },
+    "users-db": {}
+  }
+}"#;
+
+fn rate(threshold: f64, window: usize) -> Option<FailureRateConfig> {
+    Some(FailureRateConfig {
+        threshold,
+        window,
+        minimum_calls: None,
+    })
+}
+
+/// What the three files above mean, written out in full.
+fn expected() -> RegistryConfig {
+    let defaults = Config {
+        open_duration: Duration::from_secs(30),
+        slow_call: Some(Duration::from_millis(250)),
+        failure_rate: rate(0.5, 20),
+        ..Config::default()
+    };
+    let mut expected = RegistryConfig {
+        defaults,
+        ..RegistryConfig::default()
+    };
+    let payments = Config {
+        consecutive_failures: Some(5),
+        ..defaults
+    };
+    let search = Config {
+        failure_rate: None,
+        consecutive_failures: Some(3),
+        open_duration: Duration::from_secs(5),
+        slow_call: None,
+        ..defaults
+    };
+    expected.breakers.insert("payments".into(), payments);
+    expected.breakers.insert("search".into(), search);
+    expected.breakers.insert("users-db".into(), defaults);
+    expected
+}
+
+#[test]
+fn the_three_formats_read_defaults_and_each_breakers_differences() {
+    assert_eq!(RegistryConfig::from_toml_str(TOML).unwrap(), expected());
+    assert_eq!(RegistryConfig::from_yaml_str(YAML).unwrap(), expected());
+    assert_eq!(RegistryConfig::from_json_str(JSON).unwrap(), expected());
+    assert_eq!(
+        RegistryConfig::from_str_as(Format::Json, JSON).unwrap(),
+        expected()
+    );
+}
+
+#[test]
+fn a_name_the_file_does_not_give_gets_the_defaults() {
+    let config = RegistryConfig::from_toml_str(TOML).unwrap();
+    assert_eq!(config.config_for("inventory"), config.defaults);
+    assert_eq!(config.config_for("search").consecutive_failures, Some(3));
+}
+
+#[test]
+fn an_empty_file_is_all_defaults_and_no_breakers() {
+    let config = RegistryConfig::from_toml_str("").unwrap();
+    assert_eq!(config, RegistryConfig::default());
+}
+
+#[test]
+fn a_breakers_rate_table_replaces_the_defaults_whole() {
+    let config = RegistryConfig::from_toml_str(
+        "[defaults]\nfailure_rate = { threshold = 0.5, window = 20, minimum_calls = 5 }\n\
+         [breakers.a]\nfailure_rate = { threshold = 0.25, window = 40 }\n",
+    )
+    .unwrap();
+    assert_eq!(config.config_for("a").failure_rate, rate(0.25, 40));
+}
+
+#[test]
+fn written_out_a_configuration_reads_back_the_same() {
+    let mut config = expected();
+    // Settings the defaults leave automatic, set by one breaker.
+    config.breakers.get_mut("users-db").unwrap().stripes = Some(4);
+    config.breakers.get_mut("payments").unwrap().probe_timeout = Some(Duration::from_secs(2));
+    config.breakers.get_mut("payments").unwrap().count_successes = true;
+    let text = toml::to_string(&config).unwrap();
+    assert_eq!(
+        RegistryConfig::from_toml_str(&text).unwrap(),
+        config,
+        "{text}"
+    );
+    // Each breaker is written as its differences from the defaults.
+    assert!(
+        text.contains("[breakers.users-db]\nstripes = 4\n"),
+        "{text}"
+    );
+    assert!(text.contains("failure_rate = \"off\""), "{text}");
+}
+
+#[test]
+fn a_breaker_that_a_file_cannot_describe_is_not_written() {
+    let mut config = RegistryConfig::default();
+    config.defaults.stripes = Some(4);
+    config.breakers.insert("a".into(), Config::default());
+    let err = toml::to_string(&config).unwrap_err().to_string();
+    assert!(err.contains("breakers.a.stripes"), "{err}");
+}
+
+#[test]
+fn errors_name_the_breaker_and_the_field() {
+    let cases: [(&str, &str, &str); 6] = [
+        (
+            "[breakers.search]\nfailure_rate = { threshold = 1.5, window = 20 }",
+            "breakers.search.failure_rate.threshold",
+            "must be greater than 0 and at most 1, got 1.5",
+        ),
+        (
+            "[defaults]\nopen_duration = \"0s\"",
+            "defaults.open_duration",
+            "",
+        ),
+        (
+            "[breakers.a]\nconsecutive_failures = \"of\"",
+            "breakers.a.consecutive_failures",
+            "",
+        ),
+        (
+            "[breakers.a]\nconsecutive_failures = -1",
+            "breakers.a.consecutive_failures",
+            "",
+        ),
+        (
+            "[breakers.a]\nwindow = 20",
+            "breakers.a.window",
+            "unknown field",
+        ),
+        ("[breakerz.a]\n", "breakerz", "unknown field"),
+    ];
+    for (text, field, reason) in cases {
+        let err = RegistryConfig::from_toml_str(text).unwrap_err();
+        assert_eq!(err.field(), field, "{err}");
+        assert!(err.reason().contains(reason), "{err}");
+        assert!(!err.to_string().contains('\n'), "{err}");
+    }
+    let err = RegistryConfig::from_yaml_str("breakers:\n  a:\n    slow_call: 3 fortnights\n")
+        .unwrap_err();
+    assert_eq!(err.field(), "breakers.a.slow_call");
+    // A name with a line break in it, written as an escape: the error stays one line.
+    let err =
+        RegistryConfig::from_json_str(r#"{"breakers": {"a\nb": {"stripes": 0}}}"#).unwrap_err();
+    assert_eq!(err.field(), r"breakers.a\nb.stripes");
+    let err = RegistryConfig::from_json_str(r#"{"breakers": {"": {}}}"#).unwrap_err();
+    assert_eq!(
+        (err.field(), err.reason()),
+        ("breakers", "a breaker's name is empty")
+    );
+}
+
+/// A builder on a manual clock, which nothing here moves: an opened breaker stays open.
+fn builder() -> hotbreaker::Builder<ManualClock> {
+    Breaker::builder().clock(ManualClock::new())
+}
+
+/// A registry holding `payments`, which trips on 2 failures in a row and keeps
+/// `failure_records` failure records.
+fn registry_with_payments(
+    failure_records: usize,
+) -> (Registry<ManualClock>, Arc<Breaker<ManualClock>>) {
+    let registry = Registry::<ManualClock>::default();
+    let payments = registry
+        .get_or_insert_with("payments", |_| {
+            builder()
+                .consecutive_failures(2)
+                .failure_records(failure_records)
+                .open_duration(Duration::from_secs(60))
+        })
+        .unwrap();
+    (registry, payments)
+}
+
+#[test]
+fn applying_reconfigures_the_registered_and_builds_the_rest() {
+    // Room for the file's window of 20.
+    let (registry, payments) = registry_with_payments(32);
+    registry
+        .get_or_insert_with("legacy", |_| builder())
+        .unwrap();
+    // Open before the new configuration arrives: it must stay open.
+    payments.try_acquire().unwrap().failure();
+    payments.try_acquire().unwrap().failure();
+    assert_eq!(payments.state(), State::Open);
+
+    let named = Arc::new(Mutex::new(Vec::new()));
+    let config = RegistryConfig::from_toml_str(TOML).unwrap();
+    let applied = registry
+        .apply_config(&config, |name| {
+            named.lock().unwrap().push(name.to_owned());
+            builder().consecutive_failures(99)
+        })
+        .unwrap();
+    let mut want = AppliedConfig::default();
+    want.reconfigured = vec!["payments".into()];
+    want.inserted = vec!["search".into(), "users-db".into()];
+    want.not_in_config = vec!["legacy".into()];
+    assert_eq!(applied, want);
+    assert_eq!(*named.lock().unwrap(), ["search", "users-db"]);
+
+    // The registered breaker was changed in place and kept its state.
+    assert!(Arc::ptr_eq(&registry.get("payments").unwrap(), &payments));
+    assert_eq!(payments.config(), config.config_for("payments"));
+    assert_eq!(payments.state(), State::Open);
+    // The new ones have the file's configuration, not the builder's.
+    for name in ["search", "users-db"] {
+        assert_eq!(
+            registry.get(name).unwrap().config(),
+            config.config_for(name)
+        );
+    }
+    assert!(registry.get("legacy").is_some(), "left as it was");
+
+    // The same file again changes nothing.
+    let again = registry.apply_config(&config, |_| builder()).unwrap();
+    assert!(again.reconfigured.is_empty() && again.inserted.is_empty());
+    assert_eq!(again.unchanged, ["payments", "search", "users-db"]);
+}
+
+#[test]
+fn the_builder_attaches_listeners_by_name() {
+    let registry = Registry::<ManualClock>::default();
+    let seen = Arc::new(Mutex::new(Vec::<(String, Transition)>::new()));
+    let config =
+        RegistryConfig::from_toml_str("[breakers.search]\nconsecutive_failures = 1\n").unwrap();
+    registry
+        .apply_config(&config, |name| {
+            let (seen, name) = (Arc::clone(&seen), name.to_owned());
+            builder().on_transition(move |t| seen.lock().unwrap().push((name.clone(), *t)))
+        })
+        .unwrap();
+    registry
+        .get("search")
+        .unwrap()
+        .try_acquire()
+        .unwrap()
+        .failure();
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 1);
+    assert_eq!((seen[0].0.as_str(), seen[0].1.to), ("search", State::Open));
+}
+
+#[test]
+fn a_refused_breaker_changes_nothing_at_all() {
+    let (registry, payments) = registry_with_payments(2);
+    let before = payments.config();
+    // `payments` keeps 2 failure records; a window of 40 needs a new breaker. `alpha` sorts
+    // first and is valid: it must not be built either.
+    let text = "[breakers.alpha]\nconsecutive_failures = 1\n\
+                [breakers.payments]\nfailure_rate = { threshold = 0.5, window = 40 }\n";
+    let config = RegistryConfig::from_toml_str(text).unwrap();
+    let err = registry.apply_config(&config, |_| builder()).unwrap_err();
+    assert_eq!(err.breaker(), Some("payments"));
+    assert_eq!(err.field(), "breakers.payments.failure_rate.window");
+    assert!(
+        err.to_string()
+            .starts_with("invalid breakers.payments.failure_rate.window: ")
+    );
+    assert_eq!(payments.config(), before);
+    assert!(registry.get("alpha").is_none());
+    assert_eq!(registry.len(), 1);
+}
+
+#[test]
+fn a_configuration_made_in_code_is_checked_too() {
+    let registry = Registry::<ManualClock>::default();
+    let mut config = RegistryConfig::default();
+    config.defaults.half_open_probes = 0;
+    let err = registry.apply_config(&config, |_| builder()).unwrap_err();
+    assert_eq!(
+        (err.breaker(), err.field()),
+        (None, "defaults.half_open_probes")
+    );
+
+    let mut config = RegistryConfig::default();
+    config.breakers.insert(
+        "a".into(),
+        Config {
+            success_threshold: 0,
+            ..Config::default()
+        },
+    );
+    let err = registry.apply_config(&config, |_| builder()).unwrap_err();
+    assert_eq!(err.field(), "breakers.a.success_threshold");
+    assert!(registry.is_empty());
+}
