@@ -208,7 +208,11 @@ mod file {
             position: Option<(usize, usize)>,
         ) -> Self {
             // serde_path_to_error writes the root as ".": that is no field.
-            let field = if field == "." { String::new() } else { field };
+            let field = if field == "." {
+                String::new()
+            } else {
+                crate::config::printable(&field)
+            };
             let mut reason = one_line(reason);
             // serde_yaml puts the path in front of its message; it is already in `field`.
             if !field.is_empty() {

@@ -143,6 +143,18 @@ fn an_unknown_field_is_refused() {
 }
 
 #[test]
+fn an_unknown_key_with_line_breaks_is_named_in_one_line() {
+    // Found by the config_text fuzz target: the key went into the message as written.
+    for (format, text) in [
+        (Format::Yaml, "\"retries\\r\\nmax\": 3\n"),
+        (Format::Json, r#"{ "retries\r\nmax": 3 }"#),
+        (Format::Toml, "\"retries\\r\\nmax\" = 3\n"),
+    ] {
+        refused(format, text, r"retries\r\nmax", "unknown field");
+    }
+}
+
+#[test]
 fn a_bad_duration_is_refused() {
     for (format, text) in [
         (Format::Toml, "open_duration = \"30 parsecs\"\n"),

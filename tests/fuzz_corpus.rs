@@ -51,3 +51,9 @@ fn configuration_corpus() {
 fn two_threads_corpus() {
     replay("two_threads", fuzz_two_threads);
 }
+
+#[cfg(all(feature = "toml", feature = "yaml", feature = "json"))]
+#[test]
+fn config_text_corpus() {
+    replay("config_text", hotbreaker::testing::fuzz_config_text);
+}

@@ -202,6 +202,8 @@ fn errors_name_the_breaker_and_the_field() {
     let err =
         RegistryConfig::from_json_str(r#"{"breakers": {"a\nb": {"stripes": 0}}}"#).unwrap_err();
     assert_eq!(err.field(), r"breakers.a\nb.stripes");
+    let err = RegistryConfig::from_yaml_str("breakers:\n  \"a\\rb\": { windw: 3 }\n").unwrap_err();
+    assert_eq!(err.field(), r"breakers.a\rb.windw", "{err}");
     let err = RegistryConfig::from_json_str(r#"{"breakers": {"": {}}}"#).unwrap_err();
     assert_eq!(
         (err.field(), err.reason()),

@@ -2,11 +2,15 @@
 //! semantics and the differential harness that `cargo test`, proptest and the fuzz targets all
 //! run. Not part of the stable API.
 
+#[cfg(all(feature = "toml", feature = "yaml", feature = "json"))]
+mod config_text;
 mod differential;
 mod fuzz;
 mod model;
 mod transitions;
 
+#[cfg(all(feature = "toml", feature = "yaml", feature = "json"))]
+pub use config_text::fuzz_config_text;
 pub use differential::{Mismatch, Op, run_differential, run_differential_split};
 pub use fuzz::{fuzz_configuration, fuzz_differential, fuzz_two_threads};
 pub use model::{ModelConfig, ModelCounts, ModelPermit, ReferenceModel};

@@ -1,0 +1,77 @@
+//! The harness for configuration files as text: whatever a file holds, reading it gives a
+//! configuration that works or a one-line error, never a panic.
+
+use crate::{Breaker, Config, ConfigFileError, Format, ManualClock, Registry, RegistryConfig};
+
+/// Reads the input's text as a single breaker's configuration or as a registry's, in TOML,
+/// YAML or JSON (the first byte picks which), and checks what a reader of the files is
+/// promised:
+///
+/// - an error prints as one line, and one about a value out of range names its field;
+/// - what is read passes the builder's checks, a registry's configuration applies to an
+///   empty registry, and written back out as JSON it reads back the same.
+///
+/// # Panics
+///
+/// When reading panics, or one of those promises fails.
+pub fn fuzz_config_text(data: &[u8]) {
+    let Some((&choice, text)) = data.split_first() else {
+        return;
+    };
+    let Ok(text) = std::str::from_utf8(text) else {
+        return;
+    };
+    let format = match (choice & 0x7f) % 3 {
+        0 => Format::Toml,
+        1 => Format::Yaml,
+        _ => Format::Json,
+    };
+    if choice & 0x80 == 0 {
+        match Config::from_str_as(format, text) {
+            Ok(config) => {
+                if let Err(error) = config.validate() {
+                    panic!("read a configuration the builder refuses ({error}): {config:?}");
+                }
+                let written = serde_json::to_string(&config).expect("a Config serializes");
+                let read = Config::from_json_str(&written)
+                    .unwrap_or_else(|e| panic!("{e}, reading back {written}"));
+                assert_eq!(read, config, "written as {written}");
+            }
+            Err(error) => check_error(&error),
+        }
+    } else {
+        match RegistryConfig::from_str_as(format, text) {
+            Ok(config) => {
+                if let Err(error) = config.validate() {
+                    panic!("read a registry configuration that is refused ({error}): {config:?}");
+                }
+                let registry = Registry::<ManualClock>::default();
+                if let Err(error) =
+                    registry.apply_config(&config, |_| Breaker::builder().clock(ManualClock::new()))
+                {
+                    panic!(
+                        "an empty registry refused a checked configuration ({error}): {config:?}"
+                    );
+                }
+                let written = serde_json::to_string(&config)
+                    .expect("a configuration read from a file writes");
+                let read = RegistryConfig::from_json_str(&written)
+                    .unwrap_or_else(|e| panic!("{e}, reading back {written}"));
+                assert_eq!(read, config, "written as {written}");
+            }
+            Err(error) => check_error(&error),
+        }
+    }
+}
+
+fn check_error(error: &ConfigFileError) {
+    let line = error.to_string();
+    assert!(
+        !line.contains('\n'),
+        "an error over several lines: {line:?}"
+    );
+    assert!(
+        !error.is_out_of_range() || !error.field().is_empty(),
+        "a value out of range, but no field named: {line}"
+    );
+}
