@@ -11,6 +11,7 @@ use crate::listener::{Listener, Transition, Trigger};
 use crate::metrics::Metrics;
 use crate::newest_probe::NewestProbe;
 use crate::open_deadline::OpenDeadline;
+use crate::open_streak::OpenStreak;
 use crate::permit::{Outcome, OwnedPermit, Permit, PermitKind, Rejected};
 use crate::state::{State, StateWord};
 use crate::stripes::{Counter, LocalStripe, Stripes};
@@ -50,12 +51,23 @@ pub struct Breaker<C: Clock = QuantaClock> {
 struct Control {
     state: AtomicU64,
     deadline: OpenDeadline,
+    /// Failed probe rounds in a row behind the current open period: for the open back-off.
+    open_streak: OpenStreak,
     /// When the newest probe of the half-open period was admitted: for the probe timeout.
     newest_probe: NewestProbe,
     waiters: Waiters,
     /// The `slow_call` limit in nanoseconds (`u64::MAX` without one), for timed permits'
     /// verdicts. Stored before the state word's timing bit is set: see `apply_copies`.
     slow_call_nanos: AtomicU64,
+}
+
+/// How long an opening lasts.
+#[derive(Debug, Clone, Copy)]
+enum OpenPeriod {
+    /// The configured open duration, backed off after failed probe rounds.
+    Configured,
+    /// Exactly this long: an opening decided elsewhere.
+    Exactly(Duration),
 }
 
 #[derive(Default)]
@@ -95,6 +107,7 @@ impl<C: Clock> Breaker<C> {
             control: CachePadded::new(Control {
                 state: AtomicU64::new(initial.0),
                 deadline: OpenDeadline::new(),
+                open_streak: OpenStreak::new(),
                 newest_probe: NewestProbe::new(),
                 waiters: Waiters::new(),
                 slow_call_nanos: AtomicU64::new(slow_call_nanos(&settings)),
@@ -318,11 +331,7 @@ impl<C: Clock> Breaker<C> {
                     let settings = self.settings();
                     if word.probes_out() >= settings.half_open_probes {
                         if let Some(timeout) = settings.probe_timeout {
-                            if let Some(rejected) = self.reopen_if_probes_timed_out(
-                                word,
-                                timeout,
-                                settings.open_duration,
-                            ) {
+                            if let Some(rejected) = self.reopen_if_probes_timed_out(word, timeout) {
                                 return Err(rejected);
                             }
                         }
@@ -380,12 +389,7 @@ impl<C: Clock> Breaker<C> {
     /// recorded for the word's generation, which was recorded before its admission, so
     /// that one's age is the youngest age of them all. The compare-and-swap is from `word`
     /// exactly: a probe that ended and one admitted since have changed its admission count.
-    fn reopen_if_probes_timed_out(
-        &self,
-        word: StateWord,
-        timeout: Duration,
-        open_duration: Duration,
-    ) -> Option<Rejected> {
+    fn reopen_if_probes_timed_out(&self, word: StateWord, timeout: Duration) -> Option<Rejected> {
         let newest = self
             .control
             .newest_probe
@@ -394,12 +398,12 @@ impl<C: Clock> Breaker<C> {
         if now.saturating_sub(newest) <= crate::clock::saturating_nanos(timeout) {
             return None;
         }
-        self.open_from_for(
+        let (_, open_for) = self.open_from_for(
             |current| current == word,
             Trigger::ProbesTimedOut,
-            open_duration,
+            OpenPeriod::Configured,
         )?;
-        Some(self.reject(State::Open, Some(open_duration)))
+        Some(self.reject(State::Open, Some(open_for)))
     }
 
     #[inline]
@@ -587,30 +591,45 @@ impl<C: Clock> Breaker<C> {
         );
     }
 
-    /// Opens the breaker from a state word that `expected` accepts.
+    /// Opens the breaker from a state word that `expected` accepts, for the configured period.
     fn open_from(&self, expected: impl Fn(StateWord) -> bool, trigger: Trigger) {
-        self.open_from_for(expected, trigger, self.settings().open_duration);
+        self.open_from_for(expected, trigger, OpenPeriod::Configured);
     }
 
-    /// [`open_from`](Breaker::open_from) with an open period of its own; the generation it
-    /// opened, if it did.
+    /// [`open_from`](Breaker::open_from) for `period`; the generation it opened and for how
+    /// long, if it did.
     fn open_from_for(
         &self,
         expected: impl Fn(StateWord) -> bool,
         trigger: Trigger,
-        open_for: Duration,
-    ) -> Option<u32> {
+        period: OpenPeriod,
+    ) -> Option<(u32, Duration)> {
+        let mut settings = None;
         let now = self.clock.now_nanos();
-        let open_for_nanos = crate::clock::saturating_nanos(open_for);
         let backoff = Backoff::new();
         let mut word = StateWord(self.control.state.load(Ordering::Acquire));
         while expected(word) {
             let next = word.next(State::Open);
-            // Deadline first, then the state: see `open_deadline.rs`.
+            let (open_for, reopenings) = match period {
+                OpenPeriod::Exactly(duration) => (duration, 0),
+                OpenPeriod::Configured => {
+                    let settings = settings.get_or_insert_with(|| self.settings());
+                    let reopenings = self.reopenings_before(word, settings);
+                    (settings.open_period(reopenings), reopenings)
+                }
+            };
+            let still_possible = || expected(StateWord(self.control.state.load(Ordering::Acquire)));
+            // The count and the deadline first, then the state: see `open_streak.rs` and
+            // `open_deadline.rs`. A count of 0 is what no count means.
+            if reopenings > 0 {
+                self.control
+                    .open_streak
+                    .publish(next.generation(), reopenings, still_possible);
+            }
             self.control.deadline.publish(
                 next.generation(),
-                now.saturating_add(open_for_nanos),
-                || expected(StateWord(self.control.state.load(Ordering::Acquire))),
+                now.saturating_add(crate::clock::saturating_nanos(open_for)),
+                still_possible,
             );
             match self.control.state.compare_exchange(
                 word.0,
@@ -621,13 +640,26 @@ impl<C: Clock> Breaker<C> {
                 Ok(_) => {
                     self.transitions.openings.fetch_add(1, Ordering::Relaxed);
                     self.announce(word, next, trigger, Some(open_for));
-                    return Some(next.generation());
+                    return Some((next.generation(), open_for));
                 }
                 Err(seen) => word = StateWord(seen),
             }
             backoff.spin();
         }
         None
+    }
+
+    /// Failed probe rounds in a row that an opening from `word` completes: one more than led
+    /// to the open period before a half-open `word` (a half-open generation directly follows
+    /// its open one), and none from any other state, or without a back-off to use them.
+    fn reopenings_before(&self, word: StateWord, settings: &Settings) -> u32 {
+        if word.state() != State::HalfOpen || settings.open_backoff.is_none() {
+            return 0;
+        }
+        self.control
+            .open_streak
+            .count(word.generation().wrapping_sub(1))
+            .saturating_add(1)
     }
 
     /// A probe of `generation` succeeded: close once enough have.
@@ -728,8 +760,9 @@ impl<C: Clock> Breaker<C> {
                 State::ForcedOpen | State::ForcedClosed => false,
             },
             Trigger::External,
-            duration,
+            OpenPeriod::Exactly(duration),
         )
+        .map(|(generation, _)| generation)
     }
 
     /// Ends the open period now, if the breaker is open (not forced) and its period still

@@ -89,6 +89,15 @@ impl<C: Clock> Builder<C> {
         self
     }
 
+    /// Makes the open period grow while the dependency stays down: each opening after a
+    /// failed probe round lasts `multiplier` times the one before, up to `max`; see
+    /// [`OpenBackoffConfig`](crate::OpenBackoffConfig). `multiplier` must be finite and at
+    /// least 1, `max` at least the open duration.
+    pub fn open_backoff(mut self, multiplier: f64, max: Duration) -> Self {
+        self.config.open_backoff = Some(crate::config::OpenBackoffConfig { multiplier, max });
+        self
+    }
+
     /// How many probe calls may be out at once while half-open; the rest are rejected.
     pub fn half_open_probes(mut self, probes: usize) -> Self {
         self.config.half_open_probes = probes;

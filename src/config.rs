@@ -107,6 +107,73 @@ pub struct FailureRateConfig {
     pub minimum_calls: Option<usize>,
 }
 
+/// Longer open periods while the dependency stays down: each opening that follows a failed
+/// probe round (a probe that failed, or probes given up on after
+/// [`probe_timeout`](Config::probe_timeout)) lasts `multiplier` times the one before it, up
+/// to `max`. A trip from closed, and an opening made with
+/// [`Breaker::open_for`](crate::Breaker::open_for), start again from `open_duration`.
+///
+/// # Examples
+///
+/// ```
+/// use hotbreaker::{Breaker, ManualClock, State};
+/// use std::time::Duration;
+///
+/// let clock = ManualClock::new();
+/// let breaker = Breaker::builder()
+///     .consecutive_failures(1)
+///     .open_duration(Duration::from_secs(10))
+///     .open_backoff(2.0, Duration::from_secs(30))
+///     .clock(clock.clone())
+///     .build()?;
+/// breaker.try_acquire().unwrap().failure(); // trips: open for 10 s
+/// for expected in [20, 30, 30] {
+///     clock.advance(breaker.try_acquire().unwrap_err().retry_after().unwrap());
+///     breaker.try_acquire().expect("a probe").failure(); // fails: open longer
+///     let open_for = breaker.try_acquire().unwrap_err().retry_after().unwrap();
+///     assert_eq!(open_for, Duration::from_secs(expected));
+/// }
+/// # Ok::<(), hotbreaker::ConfigError>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(deny_unknown_fields)
+)]
+pub struct OpenBackoffConfig {
+    /// How many times longer each open period after a failed probe round is than the one
+    /// before it; finite and at least 1.
+    pub multiplier: f64,
+    /// The longest open period the back-off reaches; at least `open_duration`. In a
+    /// configuration file, a duration such as `"10m"`.
+    #[cfg_attr(feature = "serde", serde(with = "crate::config_file::duration"))]
+    pub max: Duration,
+}
+
+/// How long the open period after `reopenings` failed probe rounds in a row lasts: `base`
+/// for none, else `base` times the multiplier to that power, at most the back-off's `max`.
+pub(crate) fn backed_off(
+    base: Duration,
+    backoff: Option<OpenBackoffConfig>,
+    reopenings: u32,
+) -> Duration {
+    let Some(backoff) = backoff else {
+        return base;
+    };
+    if reopenings == 0 {
+        return base;
+    }
+    // An exponent past i32 only says "at the maximum" (the multiplier is at least 1).
+    let exponent = i32::try_from(reopenings).unwrap_or(i32::MAX);
+    let seconds = base.as_secs_f64() * backoff.multiplier.powi(exponent);
+    if seconds.is_finite() && seconds < backoff.max.as_secs_f64() {
+        Duration::from_secs_f64(seconds).max(base).min(backoff.max)
+    } else {
+        backoff.max
+    }
+}
+
 /// A breaker's settings as plain data: what [`Builder`](crate::Builder) collects, what
 /// [`Breaker::reconfigure`](crate::Breaker::reconfigure) takes, and (with the `serde` feature)
 /// what a configuration file holds. Checked when it is applied, not when it is made.
@@ -190,6 +257,11 @@ pub struct Config {
         )
     )]
     pub probe_timeout: Option<Duration>,
+    /// Open periods that grow while probes keep failing; `None`: every opening lasts
+    /// `open_duration`. In a configuration file, `open_backoff = { multiplier = 2.0, max =
+    /// "10m" }`.
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
+    pub open_backoff: Option<OpenBackoffConfig>,
 }
 
 impl Default for Config {
@@ -205,6 +277,7 @@ impl Default for Config {
             count_successes: false,
             slow_call: None,
             probe_timeout: None,
+            open_backoff: None,
         }
     }
 }
@@ -260,6 +333,8 @@ pub(crate) struct Settings {
     pub(crate) slow_call: Option<Duration>,
     /// The probe timeout, above zero, if there is one.
     pub(crate) probe_timeout: Option<Duration>,
+    /// The open periods' back-off, checked.
+    pub(crate) open_backoff: Option<OpenBackoffConfig>,
 }
 
 impl Settings {
@@ -283,6 +358,10 @@ impl Settings {
         };
         let failure_rate = rate_config.map(|rate| validate_rate(&rate)).transpose()?;
         check_open_period("open_duration", config.open_duration)?;
+        let open_backoff = config
+            .open_backoff
+            .map(|backoff| validate_backoff(backoff, config.open_duration))
+            .transpose()?;
         let stripes = match config.stripes {
             Some(n) => in_range("stripes", n, 1, MAX_STRIPES)?,
             None => default_stripes(),
@@ -326,7 +405,13 @@ impl Settings {
                 .probe_timeout
                 .map(|timeout| above_zero("probe_timeout", timeout))
                 .transpose()?,
+            open_backoff,
         })
+    }
+
+    /// How long the opening after `reopenings` failed probe rounds in a row lasts.
+    pub(crate) fn open_period(&self, reopenings: u32) -> Duration {
+        backed_off(self.open_duration, self.open_backoff, reopenings)
     }
 
     /// Failure records a rule may look back over: the most failures the rate window can hold,
@@ -334,6 +419,30 @@ impl Settings {
     pub(crate) fn failure_records_needed(&self) -> usize {
         records_needed(self.failure_rate, self.consecutive_failures) as usize
     }
+}
+
+fn validate_backoff(
+    backoff: OpenBackoffConfig,
+    open_duration: Duration,
+) -> Result<OpenBackoffConfig, ConfigError> {
+    let multiplier = backoff.multiplier;
+    if !(multiplier.is_finite() && multiplier >= 1.0) {
+        return Err(ConfigError::new(
+            "open_backoff.multiplier",
+            format!("must be a finite number of at least 1, got {multiplier}"),
+        ));
+    }
+    if backoff.max < open_duration || backoff.max > MAX_OPEN_DURATION {
+        return Err(ConfigError::new(
+            "open_backoff.max",
+            format!(
+                "must be at least open_duration ({open_duration:?}) and at most {} s, got {:?}",
+                MAX_OPEN_DURATION.as_secs(),
+                backoff.max
+            ),
+        ));
+    }
+    Ok(backoff)
 }
 
 fn records_needed(rate: Option<FailureRate>, run: Option<u32>) -> u32 {

@@ -17,6 +17,7 @@ mod metrics;
 pub mod metrics_export;
 mod newest_probe;
 mod open_deadline;
+mod open_streak;
 mod permit;
 mod registry;
 mod registry_config;
@@ -44,7 +45,7 @@ pub use call::{CallError, every_error_fails};
 pub use clock::{Clock, ManualClock, QuantaClock};
 pub use config::{
     Config, ConfigError, FailureRateConfig, MAX_CONSECUTIVE, MAX_OPEN_DURATION, MAX_PROBES,
-    MAX_STRIPES, MAX_WINDOW,
+    MAX_STRIPES, MAX_WINDOW, OpenBackoffConfig,
 };
 #[cfg(feature = "serde")]
 pub use config_file::{ConfigFileError, Format};

@@ -40,8 +40,9 @@ use crate::registry::Registry;
 ///
 /// A setting a breaker gives replaces the default's whole (a `failure_rate` table with it);
 /// `"off"` turns off a rule or limit that the defaults set (`failure_rate`,
-/// `consecutive_failures`, `slow_call`, `probe_timeout`). Written back out (with `serde`), a
-/// `RegistryConfig` takes the same form: the defaults whole, each breaker as its differences.
+/// `consecutive_failures`, `slow_call`, `probe_timeout`, `open_backoff`). Written back out
+/// (with `serde`), a `RegistryConfig` takes the same form: the defaults whole, each breaker
+/// as its differences.
 ///
 /// # Examples
 ///
@@ -274,7 +275,7 @@ mod file {
     use serde::{Deserialize, Serialize, Serializer};
 
     use super::RegistryConfig;
-    use crate::config::{Config, FailureRateConfig};
+    use crate::config::{Config, FailureRateConfig, OpenBackoffConfig};
     use crate::config_file::{ConfigFileError, Format, parse_as};
 
     /// A setting a breaker may turn off: `"off"`, or its value.
@@ -387,6 +388,8 @@ mod file {
         slow_call: Option<OrOff<FileDuration>>,
         #[serde(skip_serializing_if = "Option::is_none")]
         probe_timeout: Option<OrOff<FileDuration>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        open_backoff: Option<OrOff<OpenBackoffConfig>>,
     }
 
     /// `Some(new)` where `new` differs from `old`.
@@ -415,6 +418,7 @@ mod file {
                 count_successes,
                 slow_call,
                 probe_timeout,
+                open_backoff,
             } = defaults;
             Config {
                 failure_rate: self.failure_rate.map_or(failure_rate, OrOff::into_option),
@@ -433,6 +437,7 @@ mod file {
                 probe_timeout: self
                     .probe_timeout
                     .map_or(probe_timeout, |d| d.into_option().map(|d| d.0)),
+                open_backoff: self.open_backoff.map_or(open_backoff, OrOff::into_option),
             }
         }
 
@@ -452,6 +457,7 @@ mod file {
                 count_successes,
                 slow_call,
                 probe_timeout,
+                open_backoff,
             } = config;
             let automatic_again =
                 |old: Option<usize>, new: Option<usize>| old.is_some() && new.is_none();
@@ -473,6 +479,7 @@ mod file {
                 count_successes: changed(defaults.count_successes, count_successes),
                 slow_call: or_off(duration(defaults.slow_call), duration(slow_call)),
                 probe_timeout: or_off(duration(defaults.probe_timeout), duration(probe_timeout)),
+                open_backoff: or_off(defaults.open_backoff, open_backoff),
             })
         }
     }

@@ -61,6 +61,7 @@ fn expected() -> Config {
         count_successes: false,
         slow_call: Some(Duration::from_millis(250)),
         probe_timeout: Some(Duration::from_secs(5)),
+        open_backoff: None,
     }
 }
 
@@ -408,4 +409,48 @@ fn reconfiguring_from_files_under_load_keeps_every_count() {
     });
     assert_eq!(breaker.metrics().permitted(), Some(granted.into_inner()));
     assert_eq!(breaker.config(), configs[399 % files.len()]);
+}
+
+#[test]
+fn an_open_backoff_is_read_in_every_format() {
+    let wanted = Some(hotbreaker::OpenBackoffConfig {
+        multiplier: 2.0,
+        max: Duration::from_secs(600),
+    });
+    for (format, text) in [
+        (
+            Format::Toml,
+            "open_backoff = { multiplier = 2.0, max = \"10m\" }\n",
+        ),
+        (
+            Format::Yaml,
+            "open_backoff:\n  multiplier: 2.0\n  max: 10m\n",
+        ),
+        (
+            Format::Json,
+            r#"{ "open_backoff": { "multiplier": 2.0, "max": "10m" } }"#,
+        ),
+    ] {
+        let config = Config::from_str_as(format, text).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(config.open_backoff, wanted, "{format}");
+    }
+    let err = refused(
+        Format::Toml,
+        "open_backoff = { multiplier = 0.5, max = \"10m\" }\n",
+        "open_backoff.multiplier",
+        "at least 1, got 0.5",
+    );
+    assert!(err.is_out_of_range());
+    refused(
+        Format::Toml,
+        "open_duration = \"30s\"\nopen_backoff = { multiplier = 2.0, max = \"10s\" }\n",
+        "open_backoff.max",
+        "must be at least open_duration (30s)",
+    );
+    refused(
+        Format::Yaml,
+        "open_backoff:\n  multiplier: 2.0\n  maximum: 10m\n",
+        "open_backoff.maximum",
+        "unknown field `maximum`",
+    );
 }

@@ -33,6 +33,9 @@ fn config() -> impl Strategy<Value = ModelConfig> {
         prop::option::weighted(0.25, 1u64..=60_000),
         // Sometimes a probe timeout of the same order.
         prop::option::weighted(0.25, 1u64..=60_000),
+        // Sometimes an open back-off: a multiplier of 1 to 4 in hundredths, and a longest
+        // period of up to 20 times the first.
+        prop::option::weighted(0.25, (100u32..=400, 1u32..=20)),
     )
         .prop_map(
             |(
@@ -43,6 +46,7 @@ fn config() -> impl Strategy<Value = ModelConfig> {
                 success_threshold,
                 slow_nanos,
                 probe_timeout_nanos,
+                backoff,
             )| ModelConfig {
                 failure_rate,
                 consecutive_failures,
@@ -51,6 +55,12 @@ fn config() -> impl Strategy<Value = ModelConfig> {
                 success_threshold,
                 slow_call: slow_nanos.map(Duration::from_nanos),
                 probe_timeout: probe_timeout_nanos.map(Duration::from_nanos),
+                open_backoff: backoff.map(|(hundredths, times)| {
+                    (
+                        f64::from(hundredths) / 100.0,
+                        Duration::from_nanos(open_nanos) * times,
+                    )
+                }),
             },
         )
 }
@@ -94,6 +104,7 @@ fn every_transition() -> (ModelConfig, Vec<Op>) {
         success_threshold: 2,
         slow_call: None,
         probe_timeout: None,
+        open_backoff: None,
     };
     let mut ops = Vec::new();
     for outcome in [
@@ -156,6 +167,7 @@ fn refused_configurations_run_nothing() {
         success_threshold: 1,
         slow_call: None,
         probe_timeout: None,
+        open_backoff: None,
     };
     assert_eq!(run_differential(&config, &[Op::Acquire]), Ok(false));
 }

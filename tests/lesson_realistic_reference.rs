@@ -42,6 +42,7 @@ fn reference_run(scenario: &Scenario) -> RunCounts {
             success_threshold: 1,
             slow_call: None,
             probe_timeout: None,
+            open_backoff: None,
         })),
     };
     let mut free_from = vec![0_u64; scenario.slots];

@@ -346,3 +346,21 @@ fn a_configuration_made_in_code_is_checked_too() {
     assert_eq!(err.field(), "breakers.a.success_threshold");
     assert!(registry.is_empty());
 }
+
+#[test]
+fn a_breaker_can_turn_off_the_defaults_open_backoff() {
+    let text = "[defaults]\nopen_backoff = { multiplier = 2.0, max = \"5m\" }\n\
+                [breakers.a]\nopen_backoff = \"off\"\n[breakers.b]\n";
+    let config = RegistryConfig::from_toml_str(text).unwrap();
+    assert_eq!(config.config_for("a").open_backoff, None);
+    assert_eq!(
+        config.config_for("b").open_backoff.map(|b| b.max),
+        Some(Duration::from_secs(300))
+    );
+    let written = toml::to_string(&config).unwrap();
+    assert_eq!(
+        RegistryConfig::from_toml_str(&written).unwrap(),
+        config,
+        "{written}"
+    );
+}

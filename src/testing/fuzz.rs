@@ -174,10 +174,12 @@ pub fn fuzz_two_threads(data: &[u8]) {
 
     // Not stuck: with every permit ended and the open period over, a call gets through. (The
     // end of an open period is kept in whole microseconds, rounded up: hence the extra one.
-    // An opening from `OpenFor` may be longer than the configured one.)
+    // An opening from `OpenFor`, or one backed off after failed probes, may be longer than
+    // the configured one.)
     let longest_opening = config
         .open_duration
-        .max(Duration::from_micros(u64::from(LONGEST_OPEN_FOR)));
+        .max(Duration::from_micros(u64::from(LONGEST_OPEN_FOR)))
+        .max(config.open_backoff.map_or(Duration::ZERO, |(_, max)| max));
     clock.advance(longest_opening + Duration::from_micros(1));
     if !matches!(state, State::ForcedOpen) {
         assert!(
@@ -274,10 +276,11 @@ fn decode_config(u: &mut Unstructured<'_>) -> DecodeResult<ModelConfig> {
     } else {
         None
     };
+    let open_duration = Duration::from_nanos(u.int_in_range(1_000u64..=60_000)?);
     Ok(ModelConfig {
         failure_rate,
         consecutive_failures,
-        open_duration: Duration::from_nanos(u.int_in_range(1_000u64..=60_000)?),
+        open_duration,
         half_open_probes: u.int_in_range(1u32..=4)?,
         success_threshold: u.int_in_range(1u32..=4)?,
         slow_call: if u.arbitrary()? {
@@ -290,11 +293,21 @@ fn decode_config(u: &mut Unstructured<'_>) -> DecodeResult<ModelConfig> {
         } else {
             None
         },
+        open_backoff: if u.arbitrary()? {
+            // Multipliers from 1 to 4 in hundredths, and a longest period of up to 20 times
+            // the first: several rounds back off before the longest is reached.
+            let multiplier = f64::from(u.int_in_range(100u32..=400)?) / 100.0;
+            let max = open_duration * u.int_in_range(1u32..=20)?;
+            Some((multiplier, max))
+        } else {
+            None
+        },
     })
 }
 
 fn small_config_default() -> ModelConfig {
     ModelConfig {
+        open_backoff: None,
         failure_rate: None,
         consecutive_failures: Some(1),
         open_duration: Duration::from_micros(10),
@@ -344,6 +357,7 @@ struct RawSettings {
     failure_records: Option<usize>,
     slow_call: Option<Duration>,
     probe_timeout: Option<Duration>,
+    open_backoff: Option<(f64, Duration)>,
 }
 
 impl RawSettings {
@@ -363,6 +377,7 @@ impl RawSettings {
             failure_records: option(u, |u| count(u, MAX_WINDOW))?,
             slow_call: option(u, duration)?,
             probe_timeout: option(u, duration)?,
+            open_backoff: option(u, |u| Ok((multiplier(u)?, duration(u)?)))?,
         })
     }
 
@@ -396,6 +411,9 @@ impl RawSettings {
         }
         if let Some(timeout) = self.probe_timeout {
             builder = builder.probe_timeout(timeout);
+        }
+        if let Some((multiplier, max)) = self.open_backoff {
+            builder = builder.open_backoff(multiplier, max);
         }
         builder
     }
@@ -438,6 +456,14 @@ impl RawSettings {
         if open_duration < Duration::from_micros(1) || open_duration > MAX_OPEN_DURATION {
             return Err("open_duration");
         }
+        if let Some((multiplier, max)) = self.open_backoff {
+            if !(multiplier.is_finite() && multiplier >= 1.0) {
+                return Err("open_backoff.multiplier");
+            }
+            if max < open_duration || max > MAX_OPEN_DURATION {
+                return Err("open_backoff.max");
+            }
+        }
         if !self.stripes.is_none_or(|n| within(n, MAX_STRIPES)) {
             return Err("stripes");
         }
@@ -470,6 +496,7 @@ impl RawSettings {
             success_threshold: success_threshold as u32,
             slow_call: self.slow_call,
             probe_timeout: self.probe_timeout,
+            open_backoff: self.open_backoff,
         })
     }
 }
@@ -506,6 +533,27 @@ fn threshold(u: &mut Unstructured<'_>) -> DecodeResult<f64> {
         0 => u.choose(&EDGES).copied(),
         1 => u.arbitrary(),
         _ => Ok(f64::from(u.int_in_range(0u32..=1001)?) / 1000.0),
+    }
+}
+
+/// Any `f64` for the back-off's multiplier, with the edges of its range (finite, at least 1)
+/// drawn often, and small multipliers most.
+fn multiplier(u: &mut Unstructured<'_>) -> DecodeResult<f64> {
+    const EDGES: [f64; 9] = [
+        f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        0.0,
+        1.0 - f64::EPSILON / 2.0,
+        1.0,
+        1.0 + f64::EPSILON,
+        1e300,
+        f64::MAX,
+    ];
+    match u.int_in_range(0u8..=3)? {
+        0 => u.choose(&EDGES).copied(),
+        1 => u.arbitrary(),
+        _ => Ok(f64::from(u.int_in_range(90u32..=400)?) / 100.0),
     }
 }
 

@@ -25,6 +25,8 @@ pub struct ModelConfig {
     /// Probe timeout: while half-open with every place taken, a call that finds the newest
     /// probe out longer than this opens the breaker again.
     pub probe_timeout: Option<Duration>,
+    /// Open back-off: multiplier and longest open period.
+    pub open_backoff: Option<(f64, Duration)>,
 }
 
 impl ModelConfig {
@@ -48,6 +50,9 @@ impl ModelConfig {
         }
         if let Some(timeout) = self.probe_timeout {
             builder = builder.probe_timeout(timeout);
+        }
+        if let Some((multiplier, max)) = self.open_backoff {
+            builder = builder.open_backoff(multiplier, max);
         }
         builder
     }
@@ -115,6 +120,8 @@ pub struct ReferenceModel {
     /// Outcomes recorded since the window was cleared.
     recorded: u64,
     run: u32,
+    /// Failed probe rounds in a row behind the current open period.
+    reopenings: u32,
     /// Counters, as in [`Metrics`](crate::Metrics).
     pub counts: ModelCounts,
 }
@@ -148,6 +155,7 @@ impl ReferenceModel {
             window: VecDeque::new(),
             recorded: 0,
             run: 0,
+            reopenings: 0,
             counts: ModelCounts::default(),
         }
     }
@@ -222,10 +230,22 @@ impl ReferenceModel {
         }
     }
 
+    /// Opens for the configured period: a trip, or a failed probe round (from half-open),
+    /// which backs the period off one more step if the back-off is on.
     fn open(&mut self, now_nanos: u64) {
-        self.open_until(
-            now_nanos.saturating_add(crate::clock::saturating_nanos(self.config.open_duration)),
-        );
+        let backoff = self
+            .config
+            .open_backoff
+            .map(|(multiplier, max)| crate::OpenBackoffConfig { multiplier, max });
+        let after_failed_round = matches!(self.phase, Phase::HalfOpen { .. });
+        let reopenings = if after_failed_round && backoff.is_some() {
+            self.reopenings.saturating_add(1)
+        } else {
+            0
+        };
+        let period = crate::config::backed_off(self.config.open_duration, backoff, reopenings);
+        self.open_until(now_nanos.saturating_add(crate::clock::saturating_nanos(period)));
+        self.reopenings = reopenings;
     }
 
     fn open_until(&mut self, until: u64) {
@@ -351,6 +371,7 @@ impl ReferenceModel {
         };
         if opens {
             self.open_until(now_nanos.saturating_add(crate::clock::saturating_nanos(duration)));
+            self.reopenings = 0;
         }
         opens
     }

@@ -307,5 +307,6 @@ pub const fn rate(threshold: f64, window: u32, minimum: u32) -> ModelConfig {
         success_threshold: 1,
         slow_call: None,
         probe_timeout: None,
+        open_backoff: None,
     }
 }

@@ -1,0 +1,119 @@
+//! The open back-off: how many failed probe rounds in a row led to an open period, counted
+//! right while the transitions that write and read the count race.
+
+#![cfg(loom)]
+
+mod common;
+
+use std::time::Duration;
+
+use common::{Events, OPEN, Role, check_each_order, small, spawn_in};
+use hotbreaker::testing::assert_one_chain;
+use hotbreaker::{Breaker, ManualClock, State, Transition, Trigger};
+use loom::sync::Arc;
+
+/// Open periods double after each failed probe round, up to eight times `OPEN`.
+fn backing_off(events: &Events, probes: usize) -> (Arc<Breaker<ManualClock>>, ManualClock) {
+    small(|b| {
+        b.consecutive_failures(1)
+            .half_open_probes(probes)
+            .open_backoff(2.0, OPEN * 8)
+            .on_transition(events.listener())
+    })
+}
+
+/// The periods of the openings that failed probes made, in the order of the chain.
+fn probe_openings(mut events: Vec<Transition>) -> Vec<Duration> {
+    assert_one_chain(&mut events);
+    events
+        .iter()
+        .filter(|t| t.to == State::Open && t.trigger == Trigger::ProbeFailed)
+        .map(|t| t.open_for.expect("an opening's period"))
+        .collect()
+}
+
+/// The role of a caller that moves the clock `wait` on, calls, and fails the call if it was
+/// let through (only probes are: the breaker is open or half-open throughout).
+fn failing_prober(
+    breaker: &Arc<Breaker<ManualClock>>,
+    clock: &ManualClock,
+    wait: Duration,
+) -> Role<bool> {
+    let (breaker, clock) = (breaker.clone(), clock.clone());
+    Box::new(move || {
+        clock.advance(wait);
+        match breaker.try_acquire() {
+            Ok(probe) => {
+                probe.failure();
+                true
+            }
+            Err(_) => false,
+        }
+    })
+}
+
+/// Two callers probe and fail, one at the end of the trip's period, the other with the clock
+/// moved 3 x `OPEN` further: late enough to find the first failure's opening (2 x `OPEN`)
+/// over, if that opening read the clock before the move, and to probe again.
+///
+/// Whoever probes first fails the first round: an opening for 2 x `OPEN`. If the other
+/// probes after it, in the next half-open period, its failure is the second round in a row:
+/// 4 x `OPEN`. (A caller that finds the one probe place taken, or the new period running, is
+/// rejected and fails nothing.)
+///
+/// Catches: the count written after the compare-and-swap that opens (the second failure
+/// then finds no count for the open period before it and backs off from the start: 2 x
+/// `OPEN` again), and a count looked up under the wrong generation.
+#[test]
+fn a_failed_round_backs_off_from_the_round_before() {
+    check_each_order(2, 2, |order| {
+        let events = Events::default();
+        let (breaker, clock) = backing_off(&events, 1);
+        breaker.try_acquire().expect("closed").failure();
+        clock.advance(OPEN);
+
+        let roles = vec![
+            failing_prober(&breaker, &clock, Duration::ZERO),
+            failing_prober(&breaker, &clock, OPEN * 3),
+        ];
+        let probed = spawn_in(order, roles).into_iter().filter(|&p| p).count();
+        assert!(probed >= 1, "the trip's period is over: someone probes");
+        let opened = probe_openings(events.take());
+        let expected = [OPEN * 2, OPEN * 4];
+        assert_eq!(opened, expected[..probed], "one opening per failed round");
+    });
+}
+
+/// Two probes of one half-open period fail at once: one round, counted once.
+///
+/// Each thread takes a probe and fails it; when both are out before either fails, both
+/// failures race to reopen the breaker from the same half-open word, and one does. Then the
+/// clock moves to the end of that period and a third probe fails.
+///
+/// Checks that the round opened the breaker once, for 2 x `OPEN`, and the next round for
+/// 4 x `OPEN`.
+///
+/// Catches: a count that each racing failure adds to (a shared counter incremented per
+/// failure rather than set from the round before), which makes the next round 8 x `OPEN`,
+/// and a later racer's count replacing the first one written.
+#[test]
+fn probes_failing_together_are_one_round() {
+    check_each_order(2, 2, |order| {
+        let events = Events::default();
+        let (breaker, clock) = backing_off(&events, 2);
+        breaker.try_acquire().expect("closed").failure();
+        clock.advance(OPEN);
+
+        let roles = vec![
+            failing_prober(&breaker, &clock, Duration::ZERO),
+            failing_prober(&breaker, &clock, Duration::ZERO),
+        ];
+        let probed = spawn_in(order, roles).into_iter().filter(|&p| p).count();
+        assert!(probed >= 1, "the trip's period is over: someone probes");
+
+        clock.advance(OPEN * 2);
+        breaker.try_acquire().expect("a probe").failure();
+        let opened = probe_openings(events.take());
+        assert_eq!(opened, [OPEN * 2, OPEN * 4], "probes out: {probed}");
+    });
+}
