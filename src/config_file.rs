@@ -208,18 +208,11 @@ mod file {
             position: Option<(usize, usize)>,
         ) -> Self {
             // serde_path_to_error writes the root as ".": that is no field.
-            let field = if field == "." {
-                String::new()
-            } else {
-                crate::config::printable(&field)
-            };
-            let mut reason = one_line(reason);
-            // serde_yaml puts the path in front of its message; it is already in `field`.
-            if !field.is_empty() {
-                if let Some(rest) = reason.strip_prefix(&format!("{field}: ")) {
-                    reason = rest.to_owned();
-                }
-            }
+            let field = if field == "." { String::new() } else { field };
+            // serde_yaml puts a path in front of its message, the field's or (for an unknown
+            // field) its table's; the field is already named apart.
+            let reason = one_line(without_path_prefix(reason, &field));
+            let field = crate::config::printable(&field);
             ConfigFileError {
                 format,
                 field,
@@ -263,9 +256,25 @@ mod file {
 
     impl Error for ConfigFileError {}
 
-    /// Collapses every run of whitespace, newlines included, into one space.
+    /// Collapses every run of whitespace, newlines included, into one space, and writes other
+    /// control characters as escapes.
     fn one_line(text: &str) -> String {
-        text.split_whitespace().collect::<Vec<_>>().join(" ")
+        crate::config::printable(&text.split_whitespace().collect::<Vec<_>>().join(" "))
+    }
+
+    /// `message` without a leading `path: `, where `path` is `field` or a table it is in.
+    fn without_path_prefix<'a>(message: &'a str, field: &str) -> &'a str {
+        let mut path = field;
+        while !path.is_empty() {
+            if let Some(rest) = message
+                .strip_prefix(path)
+                .and_then(|rest| rest.strip_prefix(": "))
+            {
+                return rest;
+            }
+            path = path.rfind('.').map_or("", |dot| &path[..dot]);
+        }
+        message
     }
 
     /// Removes a trailing ` at line L column C` that serde_json and serde_yaml append to their
@@ -418,12 +427,12 @@ mod file {
         }
 
         /// Reads a configuration from YAML text, and checks it as
-        /// [`Builder::build`](crate::Builder::build) would. See
-        /// [`from_toml_str`](Config::from_toml_str) for the fields.
+        /// [`Builder::build`](crate::Builder::build) would. The fields are [`Config`]'s, with
+        /// durations as text (`"30s"`); see [`from_str_as`](Config::from_str_as).
         ///
         /// # Errors
         ///
-        /// As for [`from_toml_str`](Config::from_toml_str).
+        /// As for [`from_str_as`](Config::from_str_as).
         ///
         /// # Examples
         ///
@@ -441,12 +450,12 @@ mod file {
         }
 
         /// Reads a configuration from JSON text, and checks it as
-        /// [`Builder::build`](crate::Builder::build) would. See
-        /// [`from_toml_str`](Config::from_toml_str) for the fields.
+        /// [`Builder::build`](crate::Builder::build) would. The fields are [`Config`]'s, with
+        /// durations as text (`"30s"`); see [`from_str_as`](Config::from_str_as).
         ///
         /// # Errors
         ///
-        /// As for [`from_toml_str`](Config::from_toml_str).
+        /// As for [`from_str_as`](Config::from_str_as).
         ///
         /// # Examples
         ///
@@ -467,10 +476,14 @@ mod file {
         /// configuration format is itself a setting. Each format needs its feature (`toml`,
         /// `yaml`, `json`).
         ///
+        /// Durations are human-readable (`open_duration = "30s"`); fields left out keep their
+        /// [defaults](Config::default); unknown fields are refused.
+        ///
         /// # Errors
         ///
-        /// As for [`from_toml_str`](Config::from_toml_str); a format whose feature is off is
-        /// refused with a [`ConfigFileError`] saying so.
+        /// A [`ConfigFileError`] naming the field: a syntax error, a value of the wrong type, a
+        /// duration that does not parse, an unknown field, or a value out of range; a format
+        /// whose feature is off is refused saying so.
         #[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
         pub fn from_str_as(format: Format, text: &str) -> Result<Config, ConfigFileError> {
             let config: Config = parse_as(format, text)?;

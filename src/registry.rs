@@ -149,6 +149,37 @@ impl<C: Clock> Registry<C> {
         removed
     }
 
+    /// Registers each of `new` under its name, in one change of the map, if every name in
+    /// `names` still maps to what `expected` says (the same breaker, or none); returns whether
+    /// it did. For [`apply_config`](Registry::apply_config), whose checks hold only for the
+    /// breakers it checked.
+    pub(crate) fn insert_all_if_unchanged(
+        &self,
+        names: &[&str],
+        expected: &BTreeMap<String, Arc<Breaker<C>>>,
+        new: &[(String, Arc<Breaker<C>>)],
+    ) -> bool {
+        let mut unchanged = true;
+        self.breakers.update(|current| {
+            unchanged = names
+                .iter()
+                .all(|name| match (current.get(*name), expected.get(*name)) {
+                    (None, None) => true,
+                    (Some(now), Some(checked)) => Arc::ptr_eq(now, checked),
+                    _ => false,
+                });
+            if !unchanged || new.is_empty() {
+                return None;
+            }
+            let mut next = BTreeMap::clone(current);
+            for (name, breaker) in new {
+                next.insert(name.clone(), Arc::clone(breaker));
+            }
+            Some(next)
+        });
+        unchanged
+    }
+
     /// How many breakers are registered.
     pub fn len(&self) -> usize {
         self.breakers.load().len()

@@ -15,9 +15,9 @@ use crate::registry::Registry;
 /// Settings for many named breakers: the defaults, and the resolved configuration of each
 /// breaker the configuration names.
 ///
-/// Made in code, or read from a file with [`from_toml_str`](RegistryConfig::from_toml_str)
-/// and its siblings (the `toml`, `yaml` and `json` features), then applied to a [`Registry`]
-/// with [`Registry::apply_config`].
+/// Made in code, or read from a file with `RegistryConfig::from_toml_str`, `from_yaml_str`,
+/// `from_json_str` or `from_str_as` (the `toml`, `yaml` and `json` features), then applied
+/// to a [`Registry`] with [`Registry::apply_config`].
 ///
 /// # In a file
 ///
@@ -40,9 +40,12 @@ use crate::registry::Registry;
 ///
 /// A setting a breaker gives replaces the default's whole (a `failure_rate` table with it);
 /// `"off"` turns off a rule or limit that the defaults set (`failure_rate`,
-/// `consecutive_failures`, `slow_call`, `probe_timeout`, `open_backoff`). Written back out
-/// (with `serde`), a `RegistryConfig` takes the same form: the defaults whole, each breaker
-/// as its differences.
+/// `consecutive_failures`, `slow_call`, `probe_timeout`, `open_backoff`), as does an empty
+/// value (`null` in JSON, `~` in YAML); for `stripes` and `failure_records` an empty value
+/// means "automatic". A breaker left with neither rule gets the default rule, as any
+/// configuration without a rule does ([`DEFAULT_FAILURE_RATE`](crate::DEFAULT_FAILURE_RATE)).
+/// Written back out (with `serde`), a `RegistryConfig` takes the same form: the defaults
+/// whole, each breaker as its differences.
 ///
 /// # Examples
 ///
@@ -74,6 +77,22 @@ pub struct RegistryConfig {
 impl RegistryConfig {
     /// The configuration for the breaker named `name`: its own if the configuration names
     /// it, else the defaults.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use hotbreaker::{Breaker, Registry, RegistryConfig};
+    ///
+    /// let mut config = RegistryConfig::default();
+    /// config.defaults.consecutive_failures = Some(3);
+    /// // A breaker the configuration does not name, built on demand with the defaults.
+    /// let registry = Registry::new();
+    /// let search = registry.get_or_insert_with("search", |name| {
+    ///     Breaker::builder().config(config.config_for(name))
+    /// })?;
+    /// assert_eq!(search.config().consecutive_failures, Some(3));
+    /// # Ok::<(), hotbreaker::ConfigError>(())
+    /// ```
     pub fn config_for(&self, name: &str) -> Config {
         self.breakers.get(name).copied().unwrap_or(self.defaults)
     }
@@ -84,6 +103,18 @@ impl RegistryConfig {
     /// # Errors
     ///
     /// A [`RegistryConfigError`] naming the part (`defaults`, or the breaker) and the field.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use hotbreaker::{Config, RegistryConfig};
+    ///
+    /// let mut config = RegistryConfig::default();
+    /// config.breakers.insert("payments".into(), Config { half_open_probes: 0, ..Config::default() });
+    /// let err = config.validate().unwrap_err();
+    /// assert_eq!(err.breaker(), Some("payments"));
+    /// assert_eq!(err.field(), "breakers.payments.half_open_probes");
+    /// ```
     pub fn validate(&self) -> Result<(), RegistryConfigError> {
         self.defaults
             .validate()
@@ -103,7 +134,29 @@ impl RegistryConfig {
 /// A [`RegistryConfig`] that could not be applied: the breaker (or the defaults) and the
 /// setting, and why.
 ///
-/// Prints as one line: `invalid breakers.payments.failure_rate.window: ...`.
+/// Prints as one line: `invalid breakers.payments.failure_rate.window: ...`. The path names
+/// the breaker whose configuration was refused, also when the value refused is one it took
+/// from the defaults (a window a live breaker has no room for, say).
+///
+/// # Examples
+///
+/// ```
+/// use hotbreaker::{Breaker, Registry, RegistryConfig};
+///
+/// let registry = Registry::new();
+/// registry.get_or_insert_with("payments", |_| Breaker::builder().consecutive_failures(2))?;
+/// let mut config = RegistryConfig::default();
+/// config.defaults.failure_rate = Some(hotbreaker::FailureRateConfig {
+///     threshold: 0.5,
+///     window: 40,
+///     minimum_calls: None,
+/// });
+/// config.breakers.insert("payments".into(), config.defaults);
+/// let err = registry.apply_config(&config, |_| Breaker::builder()).unwrap_err();
+/// assert_eq!(err.breaker(), Some("payments"));
+/// assert!(err.to_string().starts_with("invalid breakers.payments.failure_rate.window: "));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RegistryConfigError {
     breaker: Option<String>,
@@ -187,14 +240,18 @@ impl<C: Clock + Default> Registry<C> {
     /// Every breaker's configuration is checked before any is applied, so a refused one
     /// changes nothing. That includes what a live breaker cannot change
     /// ([`Breaker::reconfigure`]: its stripes, and a window or run longer than the failure
-    /// records it was built with). `builder` gets the name, for listeners labelled with it;
-    /// whatever configuration it sets is replaced by the breaker's from `config`.
+    /// records it was built with). The missing breakers are registered together, and only
+    /// if none of the names was registered, replaced or removed by another thread since the
+    /// check; otherwise the check runs again. `builder` gets the name, for listeners labelled
+    /// with it (it may run more than once for a name when another thread changes the
+    /// registry meanwhile); whatever configuration it sets is replaced by the breaker's from
+    /// `config`. A breaker that another thread removes after the check is still
+    /// reconfigured, and is then not in the registry.
     ///
     /// # Errors
     ///
-    /// A [`RegistryConfigError`] naming the breaker (or the defaults) and the field. Only a
-    /// reconfiguration racing this one (of a breaker it reconfigures) can make a breaker refuse
-    /// after the check; the breakers before it in name order are changed then.
+    /// A [`RegistryConfigError`] naming the breaker (or the defaults) and the field; nothing
+    /// is changed then.
     ///
     /// # Examples
     ///
@@ -218,48 +275,52 @@ impl<C: Clock + Default> Registry<C> {
         builder: impl Fn(&str) -> Builder<C>,
     ) -> Result<AppliedConfig, RegistryConfigError> {
         config.validate()?;
-        let registered: BTreeMap<String, Arc<Breaker<C>>> = self.breakers().into_iter().collect();
-        for (name, wanted) in &config.breakers {
-            if let Some(breaker) = registered.get(name) {
-                breaker
-                    .settings_for_reconfiguration(wanted)
-                    .map_err(|error| RegistryConfigError::in_breaker(name, error))?;
-            }
-        }
-
-        let mut applied = AppliedConfig::default();
-        for (name, wanted) in &config.breakers {
-            let breaker = match registered.get(name) {
-                Some(breaker) => Arc::clone(breaker),
-                None => {
-                    let built = builder(name)
+        let names: Vec<&str> = config.breakers.keys().map(String::as_str).collect();
+        loop {
+            let registered: BTreeMap<String, Arc<Breaker<C>>> =
+                self.breakers().into_iter().collect();
+            let mut built = Vec::new();
+            for (name, wanted) in &config.breakers {
+                let checked = match registered.get(name) {
+                    Some(breaker) => breaker.settings_for_reconfiguration(wanted).map(|_| ()),
+                    None => builder(name)
                         .config(*wanted)
                         .build()
-                        .map_err(|error| RegistryConfigError::in_breaker(name, error))?;
-                    let built = Arc::new(built);
-                    let registered = self.insert_if_absent(name, Arc::clone(&built));
-                    if Arc::ptr_eq(&registered, &built) {
-                        applied.inserted.push(name.clone());
-                        continue;
-                    }
-                    // Another thread registered this name meanwhile: configure that one.
-                    registered
-                }
-            };
-            if breaker.config() == *wanted {
-                applied.unchanged.push(name.clone());
-            } else {
-                breaker
-                    .reconfigure(*wanted)
-                    .map_err(|error| RegistryConfigError::in_breaker(name, error))?;
-                applied.reconfigured.push(name.clone());
+                        .map(|breaker| built.push((name.clone(), Arc::new(breaker)))),
+                };
+                checked.map_err(|error| RegistryConfigError::in_breaker(name, error))?;
             }
+            // The checks hold for the breakers checked: register the new ones only if no
+            // other thread registered, replaced or removed one of these names meanwhile, and
+            // else check again.
+            if !self.insert_all_if_unchanged(&names, &registered, &built) {
+                continue;
+            }
+            let mut applied = AppliedConfig {
+                inserted: built.into_iter().map(|(name, _)| name).collect(),
+                ..AppliedConfig::default()
+            };
+            for (name, wanted) in &config.breakers {
+                let Some(breaker) = registered.get(name) else {
+                    continue;
+                };
+                if breaker.config() == *wanted {
+                    applied.unchanged.push(name.clone());
+                } else {
+                    // Checked above against this breaker, whose stripes and failure records
+                    // are fixed: the reconfiguration cannot be refused now.
+                    breaker
+                        .reconfigure(*wanted)
+                        .map_err(|error| RegistryConfigError::in_breaker(name, error))?;
+                    applied.reconfigured.push(name.clone());
+                }
+            }
+            applied.not_in_config = registered
+                .into_keys()
+                .filter(|name| !config.breakers.contains_key(name))
+                .collect();
+            return Ok(applied);
         }
-        applied.not_in_config = registered
-            .into_keys()
-            .filter(|name| !config.breakers.contains_key(name))
-            .collect();
-        Ok(applied)
     }
 }
 
@@ -323,7 +384,7 @@ mod file {
         type Value = OrOff<T>;
 
         fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            write!(f, "\"{OFF}\" or a value")
+            write!(f, "\"{OFF}\", nothing, or a value")
         }
 
         fn visit_str<E: de::Error>(self, text: &str) -> Result<Self::Value, E> {
@@ -331,6 +392,14 @@ mod file {
                 return Ok(OrOff::Off);
             }
             T::deserialize(text.into_deserializer()).map(OrOff::On)
+        }
+
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(OrOff::Off)
+        }
+
+        fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(OrOff::Off)
         }
 
         fn visit_bool<E: de::Error>(self, value: bool) -> Result<Self::Value, E> {
@@ -364,32 +433,41 @@ mod file {
     struct FileDuration(#[serde(with = "crate::config_file::duration")] Duration);
 
     /// A breaker's settings that differ from the defaults: every field of [`Config`], each
-    /// optional, and those that can be turned off also `"off"`.
+    /// optional, and those that can be turned off also `"off"`. A field given with an empty
+    /// value is present (`deserialize_with`): an empty value turns a rule off, or a count
+    /// automatic, as it does in a [`Config`], rather than reading as left out.
     #[derive(Debug, Default, Serialize, Deserialize)]
     #[serde(default, deny_unknown_fields)]
     struct ConfigPatch {
-        #[serde(skip_serializing_if = "Option::is_none")]
+        #[serde(skip_serializing_if = "Option::is_none", deserialize_with = "present")]
         failure_rate: Option<OrOff<FailureRateConfig>>,
-        #[serde(skip_serializing_if = "Option::is_none")]
+        #[serde(skip_serializing_if = "Option::is_none", deserialize_with = "present")]
         consecutive_failures: Option<OrOff<usize>>,
-        #[serde(skip_serializing_if = "Option::is_none")]
+        #[serde(skip_serializing_if = "Option::is_none", deserialize_with = "present")]
         open_duration: Option<FileDuration>,
-        #[serde(skip_serializing_if = "Option::is_none")]
+        #[serde(skip_serializing_if = "Option::is_none", deserialize_with = "present")]
         half_open_probes: Option<usize>,
-        #[serde(skip_serializing_if = "Option::is_none")]
+        #[serde(skip_serializing_if = "Option::is_none", deserialize_with = "present")]
         success_threshold: Option<usize>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        stripes: Option<usize>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        failure_records: Option<usize>,
-        #[serde(skip_serializing_if = "Option::is_none")]
+        #[serde(skip_serializing_if = "Option::is_none", deserialize_with = "present")]
+        stripes: Option<Option<usize>>,
+        #[serde(skip_serializing_if = "Option::is_none", deserialize_with = "present")]
+        failure_records: Option<Option<usize>>,
+        #[serde(skip_serializing_if = "Option::is_none", deserialize_with = "present")]
         count_successes: Option<bool>,
-        #[serde(skip_serializing_if = "Option::is_none")]
+        #[serde(skip_serializing_if = "Option::is_none", deserialize_with = "present")]
         slow_call: Option<OrOff<FileDuration>>,
-        #[serde(skip_serializing_if = "Option::is_none")]
+        #[serde(skip_serializing_if = "Option::is_none", deserialize_with = "present")]
         probe_timeout: Option<OrOff<FileDuration>>,
-        #[serde(skip_serializing_if = "Option::is_none")]
+        #[serde(skip_serializing_if = "Option::is_none", deserialize_with = "present")]
         open_backoff: Option<OrOff<OpenBackoffConfig>>,
+    }
+
+    /// A field that is there, whatever its value (an absent one is `None` by `default`).
+    fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+        deserializer: D,
+    ) -> Result<Option<T>, D::Error> {
+        T::deserialize(deserializer).map(Some)
     }
 
     /// `Some(new)` where `new` differs from `old`.
@@ -428,8 +506,8 @@ mod file {
                 open_duration: self.open_duration.map_or(open_duration, |d| d.0),
                 half_open_probes: self.half_open_probes.unwrap_or(half_open_probes),
                 success_threshold: self.success_threshold.unwrap_or(success_threshold),
-                stripes: self.stripes.or(stripes),
-                failure_records: self.failure_records.or(failure_records),
+                stripes: self.stripes.unwrap_or(stripes),
+                failure_records: self.failure_records.unwrap_or(failure_records),
                 count_successes: self.count_successes.unwrap_or(count_successes),
                 slow_call: self
                     .slow_call
@@ -442,9 +520,10 @@ mod file {
         }
 
         /// The settings in which `config` differs from `defaults`; applied to `defaults`,
-        /// it gives `config` back. `stripes` and `failure_records` cannot be turned back to
-        /// automatic by a file, so a breaker that has them automatic where the defaults set
-        /// them cannot be written; [`RegistryConfig`]'s `Serialize` refuses it.
+        /// it gives `config` back. `stripes` or `failure_records` automatic where the defaults
+        /// set them would need an empty value, which TOML does not have; rather than write a
+        /// file that reads back otherwise in one format, [`RegistryConfig`]'s `Serialize`
+        /// refuses such a breaker in all of them.
         fn between(defaults: Config, config: Config) -> Result<Self, &'static str> {
             let Config {
                 failure_rate,
@@ -474,8 +553,8 @@ mod file {
                 open_duration: changed(defaults.open_duration, open_duration).map(FileDuration),
                 half_open_probes: changed(defaults.half_open_probes, half_open_probes),
                 success_threshold: changed(defaults.success_threshold, success_threshold),
-                stripes: changed(defaults.stripes, stripes).flatten(),
-                failure_records: changed(defaults.failure_records, failure_records).flatten(),
+                stripes: changed(defaults.stripes, stripes),
+                failure_records: changed(defaults.failure_records, failure_records),
                 count_successes: changed(defaults.count_successes, count_successes),
                 slow_call: or_off(duration(defaults.slow_call), duration(slow_call)),
                 probe_timeout: or_off(duration(defaults.probe_timeout), duration(probe_timeout)),
@@ -528,7 +607,8 @@ mod file {
             for (name, config) in &self.breakers {
                 let patch = ConfigPatch::between(self.defaults, *config).map_err(|field| {
                     serde::ser::Error::custom(format_args!(
-                        "breakers.{name}.{field} is automatic but the defaults set it, which a file cannot say"
+                        "breakers.{}.{field} is automatic but the defaults set it, which a file cannot say",
+                        crate::config::printable(name)
                     ))
                 })?;
                 breakers.insert(name.as_str(), patch);
@@ -586,11 +666,23 @@ mod file {
         }
 
         /// Reads a registry configuration from YAML text; see
-        /// [`from_toml_str`](RegistryConfig::from_toml_str).
+        /// [`from_str_as`](RegistryConfig::from_str_as).
         ///
         /// # Errors
         ///
-        /// As for [`from_toml_str`](RegistryConfig::from_toml_str).
+        /// As for [`from_str_as`](RegistryConfig::from_str_as).
+        ///
+        /// # Examples
+        ///
+        /// ```
+        /// use hotbreaker::RegistryConfig;
+        ///
+        /// let config = RegistryConfig::from_yaml_str(
+        ///     "defaults:\n  consecutive_failures: 5\nbreakers:\n  search:\n    consecutive_failures: 2\n",
+        /// )?;
+        /// assert_eq!(config.config_for("search").consecutive_failures, Some(2));
+        /// # Ok::<(), hotbreaker::ConfigFileError>(())
+        /// ```
         #[cfg(feature = "yaml")]
         #[cfg_attr(docsrs, doc(cfg(feature = "yaml")))]
         pub fn from_yaml_str(text: &str) -> Result<RegistryConfig, ConfigFileError> {
@@ -598,24 +690,50 @@ mod file {
         }
 
         /// Reads a registry configuration from JSON text; see
-        /// [`from_toml_str`](RegistryConfig::from_toml_str).
+        /// [`from_str_as`](RegistryConfig::from_str_as).
         ///
         /// # Errors
         ///
-        /// As for [`from_toml_str`](RegistryConfig::from_toml_str).
+        /// As for [`from_str_as`](RegistryConfig::from_str_as).
+        ///
+        /// # Examples
+        ///
+        /// ```
+        /// use hotbreaker::RegistryConfig;
+        ///
+        /// let config = RegistryConfig::from_json_str(
+        ///     r#"{ "breakers": { "search": { "consecutive_failures": 2 } } }"#,
+        /// )?;
+        /// assert_eq!(config.config_for("search").consecutive_failures, Some(2));
+        /// # Ok::<(), hotbreaker::ConfigFileError>(())
+        /// ```
         #[cfg(feature = "json")]
         #[cfg_attr(docsrs, doc(cfg(feature = "json")))]
         pub fn from_json_str(text: &str) -> Result<RegistryConfig, ConfigFileError> {
             RegistryConfig::from_str_as(Format::Json, text)
         }
 
-        /// Reads a registry configuration from text in `format`. Each format needs its
-        /// feature (`toml`, `yaml`, `json`).
+        /// Reads a registry configuration from text in `format` (the form is under "In a
+        /// file" in [`RegistryConfig`]'s docs), and checks the defaults and every breaker's
+        /// settings as [`Builder::build`](crate::Builder::build) would. Each format needs
+        /// its feature (`toml`, `yaml`, `json`).
         ///
         /// # Errors
         ///
-        /// As for [`from_toml_str`](RegistryConfig::from_toml_str); a format whose feature is
-        /// off is refused with a [`ConfigFileError`] saying so.
+        /// A [`ConfigFileError`] whose field is the path from the top of the file
+        /// (`"breakers.payments.failure_rate.threshold"`): a syntax error, a value of the
+        /// wrong type, an unknown field, or a value out of range; a format whose feature is
+        /// off is refused saying so.
+        ///
+        /// # Examples
+        ///
+        /// ```
+        /// use hotbreaker::{Format, RegistryConfig};
+        ///
+        /// let err = RegistryConfig::from_str_as(Format::Json, r#"{ "breakers": { "a": { "stripes": 0 } } }"#)
+        ///     .unwrap_err();
+        /// assert_eq!(err.field(), "breakers.a.stripes");
+        /// ```
         pub fn from_str_as(format: Format, text: &str) -> Result<RegistryConfig, ConfigFileError> {
             let config: RegistryConfig = parse_as(format, text)?;
             config.validate().map_err(|error| {

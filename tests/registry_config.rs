@@ -170,17 +170,17 @@ fn errors_name_the_breaker_and_the_field() {
         (
             "[defaults]\nopen_duration = \"0s\"",
             "defaults.open_duration",
-            "",
+            "must be at least 1 µs",
         ),
         (
             "[breakers.a]\nconsecutive_failures = \"of\"",
             "breakers.a.consecutive_failures",
-            "",
+            "invalid type: string \"of\"",
         ),
         (
             "[breakers.a]\nconsecutive_failures = -1",
             "breakers.a.consecutive_failures",
-            "",
+            "invalid value: integer `-1`",
         ),
         (
             "[breakers.a]\nwindow = 20",
@@ -306,9 +306,15 @@ fn the_builder_attaches_listeners_by_name() {
 fn a_refused_breaker_changes_nothing_at_all() {
     let (registry, payments) = registry_with_payments(2);
     let before = payments.config();
+    // `billing`, registered, sorts before `payments` and would be reconfigured.
+    let billing = registry
+        .get_or_insert_with("billing", |_| builder().consecutive_failures(2))
+        .unwrap();
+    let billing_before = billing.config();
     // `payments` keeps 2 failure records; a window of 40 needs a new breaker. `alpha` sorts
     // first and is valid: it must not be built either.
     let text = "[breakers.alpha]\nconsecutive_failures = 1\n\
+                [breakers.billing]\nconsecutive_failures = 1\n\
                 [breakers.payments]\nfailure_rate = { threshold = 0.5, window = 40 }\n";
     let config = RegistryConfig::from_toml_str(text).unwrap();
     let err = registry.apply_config(&config, |_| builder()).unwrap_err();
@@ -319,8 +325,132 @@ fn a_refused_breaker_changes_nothing_at_all() {
             .starts_with("invalid breakers.payments.failure_rate.window: ")
     );
     assert_eq!(payments.config(), before);
+    assert_eq!(
+        billing.config(),
+        billing_before,
+        "checked before any is applied"
+    );
     assert!(registry.get("alpha").is_none());
-    assert_eq!(registry.len(), 1);
+    assert_eq!(registry.len(), 2);
+}
+
+#[test]
+fn a_live_breakers_stripes_are_checked_too() {
+    let registry = Registry::<ManualClock>::default();
+    let live = registry
+        .get_or_insert_with("live", |_| builder().stripes(2))
+        .unwrap();
+    let config = RegistryConfig::from_toml_str("[breakers.live]\nstripes = 4\n").unwrap();
+    let err = registry.apply_config(&config, |_| builder()).unwrap_err();
+    assert_eq!(err.field(), "breakers.live.stripes", "{err}");
+    assert_eq!(live.config().stripes, Some(2));
+}
+
+#[test]
+fn thresholds_read_back_exactly_from_every_format() {
+    // The shortest decimal of this double reads back one step off without an exact parser.
+    let mut config = RegistryConfig::default();
+    config.defaults.failure_rate = rate(0.09745963054723017, 20);
+    config.breakers.insert(
+        "a".into(),
+        Config {
+            failure_rate: rate(0.7000000000000001, 20),
+            ..config.defaults
+        },
+    );
+    let json = serde_json::to_string(&config).unwrap();
+    assert_eq!(
+        RegistryConfig::from_json_str(&json).unwrap(),
+        config,
+        "{json}"
+    );
+    let yaml = serde_yaml::to_string(&config).unwrap();
+    assert_eq!(
+        RegistryConfig::from_yaml_str(&yaml).unwrap(),
+        config,
+        "{yaml}"
+    );
+    let toml = toml::to_string(&config).unwrap();
+    assert_eq!(
+        RegistryConfig::from_toml_str(&toml).unwrap(),
+        config,
+        "{toml}"
+    );
+    let single = serde_json::to_string(&config.defaults).unwrap();
+    assert_eq!(Config::from_json_str(&single).unwrap(), config.defaults);
+}
+
+#[test]
+fn an_empty_value_turns_a_setting_off_as_in_a_single_breakers_file() {
+    let defaults =
+        "\"defaults\": { \"consecutive_failures\": 5, \"stripes\": 2, \"slow_call\": \"1s\" }";
+    let json = format!(
+        "{{ {defaults}, \"breakers\": {{ \"a\": {{ \"consecutive_failures\": null, \"stripes\": null, \"slow_call\": null }} }} }}"
+    );
+    let a = RegistryConfig::from_json_str(&json)
+        .unwrap()
+        .config_for("a");
+    assert_eq!(
+        (a.consecutive_failures, a.stripes, a.slow_call),
+        (None, None, None)
+    );
+    // As a single breaker's file reads the same values.
+    let single =
+        Config::from_json_str(r#"{ "consecutive_failures": null, "stripes": null }"#).unwrap();
+    assert_eq!((single.consecutive_failures, single.stripes), (None, None));
+    for yaml in [
+        "defaults: { consecutive_failures: 5 }\nbreakers:\n  a:\n    consecutive_failures:\n",
+        "defaults: { consecutive_failures: 5 }\nbreakers:\n  a:\n    consecutive_failures: ~\n",
+    ] {
+        let a = RegistryConfig::from_yaml_str(yaml).unwrap().config_for("a");
+        assert_eq!(a.consecutive_failures, None, "{yaml}");
+    }
+    // A setting that cannot be off refuses an empty value, naming it.
+    let err =
+        RegistryConfig::from_json_str(r#"{ "breakers": { "a": { "half_open_probes": null } } }"#)
+            .unwrap_err();
+    assert_eq!(err.field(), "breakers.a.half_open_probes", "{err}");
+}
+
+#[test]
+fn a_breaker_left_without_a_rule_gets_the_default_rule() {
+    let config = RegistryConfig::from_toml_str(
+        "[defaults]\nfailure_rate = { threshold = 0.5, window = 20 }\n\
+         [breakers.a]\nfailure_rate = \"off\"\n",
+    )
+    .unwrap();
+    let a = config.config_for("a");
+    assert_eq!((a.failure_rate, a.consecutive_failures), (None, None));
+    let registry = Registry::<ManualClock>::default();
+    registry.apply_config(&config, |_| builder()).unwrap();
+    let (threshold, window) = hotbreaker::DEFAULT_FAILURE_RATE;
+    let breaker = registry.get("a").unwrap();
+    // The default rule: half of the last 100 calls.
+    assert_eq!((threshold, window), (0.5, 100));
+    for _ in 0..50 {
+        breaker.try_acquire().unwrap().success();
+    }
+    for _ in 0..49 {
+        breaker.try_acquire().unwrap().failure();
+    }
+    assert_eq!(breaker.state(), State::Closed);
+    breaker.try_acquire().unwrap().failure();
+    assert_eq!(breaker.state(), State::Open);
+}
+
+#[test]
+fn yaml_errors_name_the_path_once() {
+    for (yaml, field) in [
+        ("breakers:\n  a:\n    windw: 3\n", "breakers.a.windw"),
+        (
+            "breakers:\n  \"a\\tb\": { stripes: x }\n",
+            r"breakers.a\tb.stripes",
+        ),
+    ] {
+        let err = RegistryConfig::from_yaml_str(yaml).unwrap_err();
+        assert_eq!(err.field(), field, "{err}");
+        assert!(!err.reason().starts_with("breakers"), "{err}");
+    }
 }
 
 #[test]

@@ -39,7 +39,7 @@
 //! store around the protected calls, which keep deciding from the local state word.
 //!
 //! Stores: [`MemoryStore`] (instances in one process, and tests), and with the `redis` feature
-//! [`RedisStore`], a small client of its own for one Redis server (no TLS, no cluster).
+//! `RedisStore`, a small client of its own for one Redis server (no TLS, no cluster).
 //!
 //! # Examples
 //!

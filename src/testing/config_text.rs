@@ -7,9 +7,11 @@ use crate::{Breaker, Config, ConfigFileError, Format, ManualClock, Registry, Reg
 /// YAML or JSON (the first byte picks which), and checks what a reader of the files is
 /// promised:
 ///
-/// - an error prints as one line, and one about a value out of range names its field;
+/// - an error prints as one line (no control character at all), and one about a value out
+///   of range names its field;
 /// - what is read passes the builder's checks, a registry's configuration applies to an
-///   empty registry, and written back out as JSON it reads back the same.
+///   empty registry and, applied again, finds every breaker configured already, and written
+///   back out as JSON it reads back the same.
 ///
 /// # Panics
 ///
@@ -46,18 +48,34 @@ pub fn fuzz_config_text(data: &[u8]) {
                     panic!("read a registry configuration that is refused ({error}): {config:?}");
                 }
                 let registry = Registry::<ManualClock>::default();
-                if let Err(error) =
-                    registry.apply_config(&config, |_| Breaker::builder().clock(ManualClock::new()))
-                {
-                    panic!(
+                let builder = |_: &str| Breaker::builder().clock(ManualClock::new());
+                match registry.apply_config(&config, builder) {
+                    Ok(applied) => assert_eq!(applied.inserted.len(), config.breakers.len()),
+                    Err(error) => panic!(
                         "an empty registry refused a checked configuration ({error}): {config:?}"
-                    );
+                    ),
                 }
-                let written = serde_json::to_string(&config)
-                    .expect("a configuration read from a file writes");
-                let read = RegistryConfig::from_json_str(&written)
-                    .unwrap_or_else(|e| panic!("{e}, reading back {written}"));
-                assert_eq!(read, config, "written as {written}");
+                // Again, onto the breakers it built: each already has its configuration.
+                match registry.apply_config(&config, builder) {
+                    Ok(applied) => assert_eq!(applied.unchanged.len(), config.breakers.len()),
+                    Err(error) => panic!("applied twice, refused ({error}): {config:?}"),
+                }
+                // Only a breaker whose stripes or failure records were made automatic where the
+                // defaults set them cannot be written (TOML has no empty value to say so).
+                let unwritable = config.breakers.values().any(|breaker| {
+                    (config.defaults.stripes.is_some() && breaker.stripes.is_none())
+                        || (config.defaults.failure_records.is_some()
+                            && breaker.failure_records.is_none())
+                });
+                match serde_json::to_string(&config) {
+                    Ok(written) => {
+                        assert!(!unwritable, "wrote what a file cannot say: {written}");
+                        let read = RegistryConfig::from_json_str(&written)
+                            .unwrap_or_else(|e| panic!("{e}, reading back {written}"));
+                        assert_eq!(read, config, "written as {written}");
+                    }
+                    Err(error) => assert!(unwritable, "{error}: {config:?}"),
+                }
             }
             Err(error) => check_error(&error),
         }
@@ -67,8 +85,8 @@ pub fn fuzz_config_text(data: &[u8]) {
 fn check_error(error: &ConfigFileError) {
     let line = error.to_string();
     assert!(
-        !line.contains('\n'),
-        "an error over several lines: {line:?}"
+        !line.chars().any(char::is_control),
+        "an error with a line break or another control character: {line:?}"
     );
     assert!(
         !error.is_out_of_range() || !error.field().is_empty(),
