@@ -320,8 +320,10 @@ impl<C: Clock> Breaker<C> {
                         return Err(self.reject(State::Open, Some(Duration::from_nanos(remaining))));
                     }
                     // The open period is over: this call becomes the first probe.
+                    // Half-open after an opening that a failed round made is still after one.
                     let next = word
                         .next(State::HalfOpen)
+                        .with_failed_round(word.after_failed_round())
                         .with_probes(1, 0)
                         .with_admission();
                     self.record_probe_admission(word, next, now);
@@ -609,7 +611,6 @@ impl<C: Clock> Breaker<C> {
         let backoff = Backoff::new();
         let mut word = StateWord(self.control.state.load(Ordering::Acquire));
         while expected(word) {
-            let next = word.next(State::Open);
             let (open_for, reopenings) = match period {
                 OpenPeriod::Exactly(duration) => (duration, 0),
                 OpenPeriod::Configured => {
@@ -618,6 +619,7 @@ impl<C: Clock> Breaker<C> {
                     (settings.open_period(reopenings), reopenings)
                 }
             };
+            let next = word.next(State::Open).with_failed_round(reopenings > 0);
             let still_possible = || expected(StateWord(self.control.state.load(Ordering::Acquire)));
             // The count and the deadline first, then the state: see `open_streak.rs` and
             // `open_deadline.rs`. A count of 0 is what no count means.
@@ -649,17 +651,16 @@ impl<C: Clock> Breaker<C> {
         None
     }
 
-    /// Failed probe rounds in a row that an opening from `word` completes: one more than led
-    /// to the open period before a half-open `word` (a half-open generation directly follows
-    /// its open one), and none from any other state, or without a back-off to use them.
+    /// Failed probe rounds in a row that an opening from `word` completes: from half-open,
+    /// with a back-off to use them, at least this one (see `open_streak.rs`); none from any
+    /// other state.
     fn reopenings_before(&self, word: StateWord, settings: &Settings) -> u32 {
         if word.state() != State::HalfOpen || settings.open_backoff.is_none() {
             return 0;
         }
         self.control
             .open_streak
-            .count(word.generation().wrapping_sub(1))
-            .saturating_add(1)
+            .rounds_ending_in(word.generation(), word.after_failed_round())
     }
 
     /// A probe of `generation` succeeded: close once enough have.

@@ -107,11 +107,14 @@ pub struct FailureRateConfig {
     pub minimum_calls: Option<usize>,
 }
 
-/// Longer open periods while the dependency stays down: each opening that follows a failed
-/// probe round (a probe that failed, or probes given up on after
-/// [`probe_timeout`](Config::probe_timeout)) lasts `multiplier` times the one before it, up
-/// to `max`. A trip from closed, and an opening made with
-/// [`Breaker::open_for`](crate::Breaker::open_for), start again from `open_duration`.
+/// Longer open periods while the dependency stays down: the opening after the `k`-th failed
+/// probe round in a row (a probe that failed, or probes given up on after
+/// [`probe_timeout`](Config::probe_timeout)) lasts `open_duration` times `multiplier` to the
+/// power `k`, at most `max`. A trip from closed, an opening made with
+/// [`Breaker::open_for`](crate::Breaker::open_for) (as the openings applied from other
+/// instances are, see [`shared`](crate::shared)), and a back-off switched off and on by
+/// [`reconfigure`](crate::Breaker::reconfigure) start the count again. Probes of one
+/// half-open period that fail together are one round.
 ///
 /// # Examples
 ///
@@ -142,8 +145,8 @@ pub struct FailureRateConfig {
     serde(deny_unknown_fields)
 )]
 pub struct OpenBackoffConfig {
-    /// How many times longer each open period after a failed probe round is than the one
-    /// before it; finite and at least 1.
+    /// How many times longer each failed probe round in a row makes the open period; finite
+    /// and at least 1.
     pub multiplier: f64,
     /// The longest open period the back-off reaches; at least `open_duration`. In a
     /// configuration file, a duration such as `"10m"`.
@@ -516,4 +519,53 @@ fn default_stripes() -> u32 {
     #[cfg(loom)]
     let parallelism: usize = 2;
     (2 * parallelism).next_power_of_two().clamp(4, 64) as u32
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    fn backoff(multiplier: f64, max: Duration) -> Option<OpenBackoffConfig> {
+        Some(OpenBackoffConfig { multiplier, max })
+    }
+
+    #[test]
+    fn the_back_off_multiplies_the_open_duration_per_round_up_to_its_maximum() {
+        let base = Duration::from_millis(700);
+        let doubling = backoff(2.0, Duration::from_secs(5));
+        let periods: Vec<u128> = (0..6)
+            .map(|k| backed_off(base, doubling, k).as_millis())
+            .collect();
+        assert_eq!(periods, [700, 1400, 2800, 5000, 5000, 5000]);
+        assert_eq!(backed_off(base, None, 9), base, "no back-off");
+        assert_eq!(
+            backed_off(base, backoff(3.0, Duration::from_secs(60)), 1),
+            Duration::from_millis(2100)
+        );
+    }
+
+    #[test]
+    fn extreme_back_offs_stay_between_the_open_duration_and_the_maximum() {
+        let bases = [
+            Duration::from_micros(1),
+            Duration::from_secs(7),
+            MAX_OPEN_DURATION,
+        ];
+        let multipliers = [1.0, 1.0 + f64::EPSILON, 1.5, 1e10, 1e300, f64::MAX];
+        for base in bases {
+            for max in [base, MAX_OPEN_DURATION] {
+                for multiplier in multipliers {
+                    let mut before = base;
+                    for k in [0, 1, 2, 63, 64, 1_000, i32::MAX as u32, u32::MAX] {
+                        let period = backed_off(base, backoff(multiplier, max), k);
+                        assert!(
+                            (base..=max).contains(&period) && period >= before,
+                            "{base:?} x {multiplier}^{k} up to {max:?}: {period:?}"
+                        );
+                        before = period;
+                    }
+                }
+            }
+        }
+    }
 }

@@ -1,19 +1,25 @@
 //! The breaker's state, and the 64-bit word that holds it.
 //!
 //! ```text
-//!  63                               32  31  30  29  23 22        13 12         3 2     0
-//! +-----------------------------------+---+---+------+------------+------------+-------+
-//! |            generation             | c | t | adm. | probe oks  | probes out | state |
-//! +-----------------------------------+---+---+------+------------+------------+-------+
+//!  63                               32  31  30  29  28  23 22        13 12         3 2     0
+//! +-----------------------------------+---+---+---+------+------------+------------+-------+
+//! |            generation             | c | t | r | adm. | probe oks  | probes out | state |
+//! +-----------------------------------+---+---+---+------+------------+------------+-------+
 //! ```
 //!
 //! Every transition goes through one compare-and-swap on this word and adds one to the
 //! generation. A permit remembers the generation it was issued in, so a verdict that arrives
 //! after a transition is recognised as stale and not counted against the new state.
 //!
-//! `adm.` counts the probes admitted in a half-open period, modulo 128: a probe that ends
+//! `adm.` counts the probes admitted in a half-open period, modulo 64: a probe that ends
 //! and one admitted after it leave the other fields as they were, and a compare-and-swap
 //! from the word read before them must fail (the probe timeout's reopening, in `breaker.rs`).
+//!
+//! Bit `r` says that this open period, or the half-open period after it, follows a failed
+//! probe round (for the open back-off, `open_streak.rs`): set by the opening that a failed
+//! round makes, carried into half-open, and gone with every other transition. Being in the
+//! word, it changes with the state in one compare-and-swap, so that no opening can take
+//! another's.
 //!
 //! Bit `c` says whether successes are counted in the metrics, bit `t` whether permits are
 //! timed for the slow-call rule. Neither is state: transitions carry them over, and
@@ -71,7 +77,8 @@ const PROBE_MASK: u64 = (1 << PROBE_BITS) - 1;
 const PROBES_OUT_SHIFT: u32 = STATE_BITS;
 const PROBE_OKS_SHIFT: u32 = STATE_BITS + PROBE_BITS;
 const ADMISSIONS_SHIFT: u32 = STATE_BITS + 2 * PROBE_BITS;
-const ADMISSIONS_MASK: u64 = 0x7F;
+const ADMISSIONS_MASK: u64 = 0x3F;
+const AFTER_FAILED_ROUND: u64 = 1 << 29;
 const GENERATION_SHIFT: u32 = 32;
 const COUNTS_SUCCESSES: u64 = 1 << 31;
 const TIMES_CALLS: u64 = 1 << 30;
@@ -171,7 +178,17 @@ impl StateWord {
             .with_timing(self.times_calls())
     }
 
-    /// The same half-open period with one more probe admitted (counted modulo 128).
+    /// Whether this open or half-open period follows a failed probe round.
+    pub(crate) fn after_failed_round(self) -> bool {
+        self.0 & AFTER_FAILED_ROUND != 0
+    }
+
+    /// The same word, marked as following a failed probe round or not.
+    pub(crate) fn with_failed_round(self, after: bool) -> Self {
+        self.with_bit(AFTER_FAILED_ROUND, after)
+    }
+
+    /// The same half-open period with one more probe admitted (counted modulo 64).
     pub(crate) fn with_admission(self) -> Self {
         let admissions = (self.0 >> ADMISSIONS_SHIFT).wrapping_add(1) & ADMISSIONS_MASK;
         StateWord(self.0 & !(ADMISSIONS_MASK << ADMISSIONS_SHIFT) | admissions << ADMISSIONS_SHIFT)
@@ -218,7 +235,7 @@ mod tests {
             .with_counting(true)
             .with_probes(1, 0);
         let mut next = word;
-        for admitted in 1..=128u32 {
+        for admitted in 1..=64u32 {
             next = next.with_admission();
             assert_eq!(
                 (next.state(), next.generation(), next.probes_out()),
@@ -232,7 +249,8 @@ mod tests {
                 ),
                 (0, true, true)
             );
-            assert_eq!(next == word, admitted == 128, "modulo 128: {admitted}");
+            assert_eq!(next == word, admitted == 64, "modulo 64: {admitted}");
+            assert!(!next.after_failed_round());
         }
         assert_eq!(
             word.with_admission().next(State::Open).0,
@@ -281,6 +299,21 @@ mod tests {
         );
         let closed = reopened.next(State::Closed).with_timing(false);
         assert!(closed.is_closed_and_plain());
+    }
+
+    #[test]
+    fn the_failed_round_mark_is_its_own_bit_and_no_transition_carries_it() {
+        let word = StateWord::new(State::HalfOpen, 9)
+            .with_probes(1023, 1023)
+            .with_counting(true)
+            .with_timing(true);
+        let marked = word.next(State::Open).with_failed_round(true);
+        assert!(marked.after_failed_round());
+        assert_eq!((marked.state(), marked.generation()), (State::Open, 10));
+        assert!(marked.counts_successes() && marked.times_calls());
+        assert!(!word.with_admission().after_failed_round());
+        assert!(!marked.next(State::HalfOpen).after_failed_round());
+        assert_eq!(marked.with_failed_round(false), word.next(State::Open));
     }
 
     #[test]

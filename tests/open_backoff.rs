@@ -177,3 +177,69 @@ fn bad_backoffs_are_refused_naming_the_field() {
             .is_ok()
     );
 }
+
+#[test]
+fn a_backoff_switched_off_and_on_counts_again_from_the_start() {
+    let (clock, events) = (ManualClock::new(), Arc::default());
+    let breaker = builder(&clock, &events)
+        .open_backoff(2.0, Duration::from_secs(3600))
+        .build()
+        .unwrap();
+    breaker.try_acquire().unwrap().failure();
+    assert_eq!(fail_a_round(&breaker, &clock), OPEN * 2);
+    assert_eq!(fail_a_round(&breaker, &clock), OPEN * 4);
+    let with_backoff = breaker.config();
+    breaker
+        .reconfigure(hotbreaker::Config {
+            open_backoff: None,
+            ..with_backoff
+        })
+        .unwrap();
+    assert_eq!(fail_a_round(&breaker, &clock), OPEN);
+    breaker.reconfigure(with_backoff).unwrap();
+    assert_eq!(
+        fail_a_round(&breaker, &clock),
+        OPEN * 2,
+        "the count started again"
+    );
+}
+
+#[test]
+fn a_new_open_duration_is_multiplied_from_the_next_round() {
+    let (clock, events) = (ManualClock::new(), Arc::default());
+    let breaker = builder(&clock, &events)
+        .open_backoff(2.0, Duration::from_secs(3600))
+        .build()
+        .unwrap();
+    breaker.try_acquire().unwrap().failure();
+    assert_eq!(fail_a_round(&breaker, &clock), OPEN * 2);
+    breaker
+        .reconfigure(hotbreaker::Config {
+            open_duration: Duration::from_secs(1),
+            ..breaker.config()
+        })
+        .unwrap();
+    // The third round in a row: the new open duration times 2 squared.
+    assert_eq!(fail_a_round(&breaker, &clock), Duration::from_secs(4));
+}
+
+#[test]
+fn probes_failing_in_one_round_count_it_once() {
+    let (clock, events) = (ManualClock::new(), Arc::default());
+    let breaker = builder(&clock, &events)
+        .half_open_probes(3)
+        .open_backoff(2.0, Duration::from_secs(3600))
+        .build()
+        .unwrap();
+    breaker.try_acquire().unwrap().failure();
+    assert_eq!(fail_a_round(&breaker, &clock), OPEN * 2);
+    clock.advance(open_for(&breaker));
+    let probes: Vec<_> = (0..3)
+        .map(|_| breaker.try_acquire().expect("a probe"))
+        .collect();
+    for probe in probes {
+        probe.failure();
+    }
+    assert_eq!(open_for(&breaker), OPEN * 4, "one round, not three");
+    assert_eq!(fail_a_round(&breaker, &clock), OPEN * 8);
+}

@@ -12,12 +12,12 @@ use hotbreaker::testing::assert_one_chain;
 use hotbreaker::{Breaker, ManualClock, State, Transition, Trigger};
 use loom::sync::Arc;
 
-/// Open periods double after each failed probe round, up to eight times `OPEN`.
+/// Open periods double after each failed probe round, up to 16 times `OPEN`.
 fn backing_off(events: &Events, probes: usize) -> (Arc<Breaker<ManualClock>>, ManualClock) {
     small(|b| {
         b.consecutive_failures(1)
             .half_open_probes(probes)
-            .open_backoff(2.0, OPEN * 8)
+            .open_backoff(2.0, OPEN * 16)
             .on_transition(events.listener())
     })
 }
@@ -84,18 +84,23 @@ fn a_failed_round_backs_off_from_the_round_before() {
     });
 }
 
-/// Two probes of one half-open period fail at once: one round, counted once.
+/// Two probes of one half-open period fail at once: one round, counted once, whichever of
+/// the two failures opens the breaker.
 ///
-/// Each thread takes a probe and fails it; when both are out before either fails, both
-/// failures race to reopen the breaker from the same half-open word, and one does. Then the
-/// clock moves to the end of that period and a third probe fails.
+/// A first round fails alone (2 x `OPEN`). In the second, each thread takes a probe and
+/// fails it; when both are out before either fails, both failures race to reopen the breaker
+/// from the same half-open word, and one does. Then the clock moves to the end of that period
+/// and a third round fails.
 ///
-/// Checks that the round opened the breaker once, for 2 x `OPEN`, and the next round for
-/// 4 x `OPEN`.
+/// Checks the periods 2, 4 and 8 x `OPEN`: the second round opened once, for 4 x `OPEN`,
+/// whichever failure won, and the third followed it.
 ///
-/// Catches: a count that each racing failure adds to (a shared counter incremented per
-/// failure rather than set from the round before), which makes the next round 8 x `OPEN`,
-/// and a later racer's count replacing the first one written.
+/// Catches: a failure that looks only for the count of the period before this round, after
+/// the other failure of the round has already written this round's (the word then holds the
+/// next generation's count, the round reads as the first, and the opening is 2 x `OPEN` when
+/// that failure wins the compare-and-swap); and a count that each racing failure adds to (a
+/// counter bumped per failure rather than set from the round before), which makes the third
+/// round 16 x `OPEN`.
 #[test]
 fn probes_failing_together_are_one_round() {
     check_each_order(2, 2, |order| {
@@ -103,17 +108,68 @@ fn probes_failing_together_are_one_round() {
         let (breaker, clock) = backing_off(&events, 2);
         breaker.try_acquire().expect("closed").failure();
         clock.advance(OPEN);
+        breaker.try_acquire().expect("a probe").failure();
+        clock.advance(OPEN * 2);
 
         let roles = vec![
             failing_prober(&breaker, &clock, Duration::ZERO),
             failing_prober(&breaker, &clock, Duration::ZERO),
         ];
         let probed = spawn_in(order, roles).into_iter().filter(|&p| p).count();
-        assert!(probed >= 1, "the trip's period is over: someone probes");
+        assert!(probed >= 1, "the period is over: someone probes");
 
-        clock.advance(OPEN * 2);
+        clock.advance(OPEN * 4);
         breaker.try_acquire().expect("a probe").failure();
         let opened = probe_openings(events.take());
-        assert_eq!(opened, [OPEN * 2, OPEN * 4], "probes out: {probed}");
+        assert_eq!(
+            opened,
+            [OPEN * 2, OPEN * 4, OPEN * 8],
+            "probes out: {probed}"
+        );
+    });
+}
+
+/// A failing probe races an opening from outside (`open_for`, as the shared follower makes
+/// one): if the outside opening wins, the streak of failed rounds ends there.
+///
+/// A first round fails alone (2 x `OPEN`); the clock moves past it. Thread A takes a probe and
+/// fails it (the second round: 4 x `OPEN`, if its opening wins). Thread B calls
+/// `open_for(OPEN)`, which opens the breaker from half-open, or from open with its period
+/// over, and does nothing while an open period runs. Then the clock moves past any period
+/// and a probe fails.
+///
+/// Checks that this last round backs off from the start (2 x `OPEN`) when B's opening won,
+/// and from A's round (8 x `OPEN`) when A's did.
+///
+/// Catches: a count read without the state word's failed-round bit: A, stalled between its
+/// state check and its count's write, writes the second round's count for the generation
+/// that B's opening took, and the last round reads it (8 x `OPEN` after B's opening).
+#[test]
+fn an_opening_from_outside_ends_the_streak() {
+    check_each_order(2, 2, |order| {
+        let events = Events::default();
+        let (breaker, clock) = backing_off(&events, 1);
+        breaker.try_acquire().expect("closed").failure();
+        clock.advance(OPEN);
+        breaker.try_acquire().expect("a probe").failure();
+        clock.advance(OPEN * 2);
+
+        let outside: Role<bool> = {
+            let breaker = breaker.clone();
+            Box::new(move || breaker.open_for(OPEN).expect("a valid period"))
+        };
+        let roles = vec![failing_prober(&breaker, &clock, Duration::ZERO), outside];
+        let done = spawn_in(order, roles);
+        let outside_opened = done[1];
+
+        clock.advance(OPEN * 8);
+        breaker.try_acquire().expect("a probe").failure();
+        let last = *probe_openings(events.take()).last().expect("an opening");
+        let expected = if outside_opened { OPEN * 2 } else { OPEN * 8 };
+        assert_eq!(
+            last, expected,
+            "outside opening won: {outside_opened}, A probed: {}",
+            done[0]
+        );
     });
 }
