@@ -620,7 +620,10 @@ impl<C: Clock> Breaker<C> {
                 }
             };
             let next = word.next(State::Open).with_failed_round(reopenings > 0);
-            let still_possible = || expected(StateWord(self.control.state.load(Ordering::Acquire)));
+            // Exactly the word this opening leaves, not any that `expected` accepts: an opener
+            // that read an older word (an opening from outside accepts several) must not
+            // write for the generation after it once the state has moved on.
+            let still_possible = || self.control.state.load(Ordering::Acquire) == word.0;
             // The count and the deadline first, then the state: see `open_streak.rs` and
             // `open_deadline.rs`. A count of 0 is what no count means.
             if reopenings > 0 {
@@ -628,11 +631,10 @@ impl<C: Clock> Breaker<C> {
                     .open_streak
                     .publish(next.generation(), reopenings, still_possible);
             }
-            self.control.deadline.publish(
-                next.generation(),
-                now.saturating_add(crate::clock::saturating_nanos(open_for)),
-                still_possible,
-            );
+            let deadline = now.saturating_add(crate::clock::saturating_nanos(open_for));
+            self.control
+                .deadline
+                .publish(next.generation(), deadline, still_possible);
             match self.control.state.compare_exchange(
                 word.0,
                 next.0,
@@ -640,6 +642,15 @@ impl<C: Clock> Breaker<C> {
                 Ordering::Acquire,
             ) {
                 Ok(_) => {
+                    // Another opener of this transition may have written its deadline first
+                    // (the first one written stays), with a period of its own: an opening
+                    // from outside racing a failed probe. The period of the opening that won
+                    // is this one; a call in between may have found the other's.
+                    self.control
+                        .deadline
+                        .reschedule(next.generation(), deadline, || {
+                            self.is_open_in(next.generation())
+                        });
                     self.transitions.openings.fetch_add(1, Ordering::Relaxed);
                     self.announce(word, next, trigger, Some(open_for));
                     return Some((next.generation(), open_for));

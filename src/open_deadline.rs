@@ -4,11 +4,16 @@
 //! A thread that trips the breaker writes the deadline *before* the compare-and-swap that makes
 //! the breaker open, tagged with the generation the open state will have. So a caller who sees
 //! `Open` in generation `g` always finds `g`'s deadline here, and never waits for the tripping
-//! thread to finish. Trippers of one transition race to write it (the first deadline written
-//! wins; all are "now + open duration" within the same race).
+//! thread to finish. Openers of one transition race to write it, and the first deadline
+//! written stays; their periods may differ (an opening from outside racing a failed probe),
+//! so the opener that wins the state's compare-and-swap then puts its own deadline there
+//! ([`reschedule`](OpenDeadline::reschedule)). A call in between may act on the other's.
 //!
-//! A tripper writes only while the state word still holds the state it is about to leave, read
-//! after it loaded this word, and only with a compare-and-swap from the value it loaded. Every
+//! A tripper writes only while the state word still holds exactly the word it is about to
+//! leave, read after it loaded this word, and only with a compare-and-swap from the value it
+//! loaded. (Not merely a word its transition would accept: an opening from outside accepts
+//! several, and one that computed its generation from an older word could otherwise write
+//! over the deadline of the opening that took that generation's successor.) Every
 //! deadline here was written by a tripper that saw its own "from" state current; so if this
 //! word held a deadline for a later generation, the state word read after it would show that
 //! generation too, and the stale tripper writes nothing. Which generation is newer is never

@@ -222,3 +222,50 @@ fn end_open_period_races_a_call() {
         assert_eq!(breaker.metrics().half_openings, 1);
     });
 }
+
+/// A failing probe and an opening from outside (`open_for`) race to open the breaker from the
+/// same half-open period, with periods of different lengths: the opening that wins the
+/// state's compare-and-swap is the one whose period holds.
+///
+/// Thread A takes a probe and fails it (a period of `OPEN`). Thread B calls
+/// `open_for(3 x OPEN)`. The clock does not move while they run.
+///
+/// Checks, once both are done, that a call is rejected with B's period left when B says it
+/// opened the breaker, and with A's otherwise.
+///
+/// Catches: the period of whichever opener wrote the deadline first (the first write for a
+/// generation stays), when the other won the compare-and-swap: B's opening then rejects
+/// for `OPEN`, or A's for 3 x `OPEN`.
+#[test]
+fn the_opening_that_wins_keeps_its_own_period() {
+    check_each_order(2, 2, |order| {
+        let (breaker, clock) = small(|b| b.consecutive_failures(1));
+        breaker.try_acquire().expect("closed").failure();
+        clock.advance(OPEN);
+
+        let prober: Role<bool> = {
+            let breaker = breaker.clone();
+            Box::new(move || match breaker.try_acquire() {
+                Ok(probe) => {
+                    probe.failure();
+                    true
+                }
+                Err(_) => false,
+            })
+        };
+        let outside: Role<bool> = {
+            let breaker = breaker.clone();
+            Box::new(move || breaker.open_for(OPEN * 3).expect("a valid period"))
+        };
+        let done = spawn_in(order, vec![prober, outside]);
+        let expected = if done[1] { OPEN * 3 } else { OPEN };
+        let rejected = breaker.try_acquire().expect_err("open");
+        assert_eq!(
+            rejected.retry_after(),
+            Some(expected),
+            "outside opened: {}, probed: {}",
+            done[1],
+            done[0]
+        );
+    });
+}
