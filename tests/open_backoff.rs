@@ -17,6 +17,14 @@ fn builder(clock: &ManualClock, events: &Arc<Mutex<Vec<Transition>>>) -> Builder
         .on_transition(move |t| events.lock().unwrap().push(*t))
 }
 
+/// A breaker whose open periods double per failed round, up to an hour.
+fn doubling(clock: &ManualClock, events: &Arc<Mutex<Vec<Transition>>>) -> Breaker<ManualClock> {
+    builder(clock, events)
+        .open_backoff(2.0, Duration::from_secs(3600))
+        .build()
+        .unwrap()
+}
+
 /// How long the breaker stays open from now, as a rejected call is told.
 fn open_for(breaker: &Breaker<ManualClock>) -> Duration {
     let rejected = breaker.try_acquire().expect_err("open");
@@ -60,10 +68,7 @@ fn each_failed_round_lengthens_the_period_up_to_the_longest() {
 #[test]
 fn a_close_starts_the_next_streak_from_the_open_duration() {
     let (clock, events) = (ManualClock::new(), Arc::default());
-    let breaker = builder(&clock, &events)
-        .open_backoff(2.0, Duration::from_secs(3600))
-        .build()
-        .unwrap();
+    let breaker = doubling(&clock, &events);
     breaker.try_acquire().unwrap().failure();
     assert_eq!(fail_a_round(&breaker, &clock), OPEN * 2);
     assert_eq!(fail_a_round(&breaker, &clock), OPEN * 4);
@@ -83,10 +88,7 @@ fn a_close_starts_the_next_streak_from_the_open_duration() {
 #[test]
 fn an_opening_from_outside_starts_the_streak_again() {
     let (clock, events) = (ManualClock::new(), Arc::default());
-    let breaker = builder(&clock, &events)
-        .open_backoff(2.0, Duration::from_secs(3600))
-        .build()
-        .unwrap();
+    let breaker = doubling(&clock, &events);
     breaker.try_acquire().unwrap().failure();
     assert_eq!(fail_a_round(&breaker, &clock), OPEN * 2);
     // Half-open, then opened by another instance's decision for its own period.
@@ -181,10 +183,7 @@ fn bad_backoffs_are_refused_naming_the_field() {
 #[test]
 fn a_backoff_switched_off_and_on_counts_again_from_the_start() {
     let (clock, events) = (ManualClock::new(), Arc::default());
-    let breaker = builder(&clock, &events)
-        .open_backoff(2.0, Duration::from_secs(3600))
-        .build()
-        .unwrap();
+    let breaker = doubling(&clock, &events);
     breaker.try_acquire().unwrap().failure();
     assert_eq!(fail_a_round(&breaker, &clock), OPEN * 2);
     assert_eq!(fail_a_round(&breaker, &clock), OPEN * 4);
@@ -207,10 +206,7 @@ fn a_backoff_switched_off_and_on_counts_again_from_the_start() {
 #[test]
 fn a_new_open_duration_is_multiplied_from_the_next_round() {
     let (clock, events) = (ManualClock::new(), Arc::default());
-    let breaker = builder(&clock, &events)
-        .open_backoff(2.0, Duration::from_secs(3600))
-        .build()
-        .unwrap();
+    let breaker = doubling(&clock, &events);
     breaker.try_acquire().unwrap().failure();
     assert_eq!(fail_a_round(&breaker, &clock), OPEN * 2);
     breaker
