@@ -7,7 +7,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{Events, OPEN, Role, check_each_order, small, spawn_in};
+use common::{Events, OPEN, Role, check_each_order, failing_prober, small, spawn_in};
 use hotbreaker::testing::assert_one_chain;
 use hotbreaker::{Breaker, ManualClock, State, Transition, Trigger};
 use loom::sync::Arc;
@@ -30,26 +30,6 @@ fn probe_openings(mut events: Vec<Transition>) -> Vec<Duration> {
         .filter(|t| t.to == State::Open && t.trigger == Trigger::ProbeFailed)
         .map(|t| t.open_for.expect("an opening's period"))
         .collect()
-}
-
-/// The role of a caller that moves the clock `wait` on, calls, and fails the call if it was
-/// let through (only probes are: the breaker is open or half-open throughout).
-fn failing_prober(
-    breaker: &Arc<Breaker<ManualClock>>,
-    clock: &ManualClock,
-    wait: Duration,
-) -> Role<bool> {
-    let (breaker, clock) = (breaker.clone(), clock.clone());
-    Box::new(move || {
-        clock.advance(wait);
-        match breaker.try_acquire() {
-            Ok(probe) => {
-                probe.failure();
-                true
-            }
-            Err(_) => false,
-        }
-    })
 }
 
 /// Two callers probe and fail, one at the end of the trip's period, the other with the clock

@@ -5,7 +5,9 @@
 
 mod common;
 
-use common::{Events, OPEN, Role, check_each_order, small, spawn_in};
+use std::time::Duration;
+
+use common::{Events, OPEN, Role, check_each_order, failing_prober, small, spawn_in};
 use hotbreaker::testing::{self, assert_one_chain};
 use hotbreaker::{Breaker, ManualClock, State, Trigger};
 use loom::sync::Arc;
@@ -243,16 +245,7 @@ fn the_opening_that_wins_keeps_its_own_period() {
         breaker.try_acquire().expect("closed").failure();
         clock.advance(OPEN);
 
-        let prober: Role<bool> = {
-            let breaker = breaker.clone();
-            Box::new(move || match breaker.try_acquire() {
-                Ok(probe) => {
-                    probe.failure();
-                    true
-                }
-                Err(_) => false,
-            })
-        };
+        let prober = failing_prober(&breaker, &clock, Duration::ZERO);
         let outside: Role<bool> = {
             let breaker = breaker.clone();
             Box::new(move || breaker.open_for(OPEN * 3).expect("a valid period"))

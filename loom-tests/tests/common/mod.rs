@@ -310,3 +310,23 @@ pub const fn rate(threshold: f64, window: u32, minimum: u32) -> ModelConfig {
         open_backoff: None,
     }
 }
+
+/// The role of a caller that moves the clock `wait` on, calls, and fails the call if it was
+/// let through (only probes are: the breaker is open or half-open throughout).
+pub fn failing_prober(
+    breaker: &Arc<Breaker<ManualClock>>,
+    clock: &ManualClock,
+    wait: Duration,
+) -> Role<bool> {
+    let (breaker, clock) = (breaker.clone(), clock.clone());
+    Box::new(move || {
+        clock.advance(wait);
+        match breaker.try_acquire() {
+            Ok(probe) => {
+                probe.failure();
+                true
+            }
+            Err(_) => false,
+        }
+    })
+}
