@@ -18,7 +18,7 @@
 //! | --- | --- |
 //! | `breaker` | the name given to [`log_transitions`] |
 //! | `from`, `to` | the states, as [`State::as_str`](crate::State::as_str) writes them |
-//! | `trigger` | `tripped`, `open_period_ended`, `probe_failed`, `probes_succeeded`, `manual` or `external` |
+//! | `trigger` | `tripped`, `open_period_ended`, `probe_failed`, `probes_timed_out`, `probes_succeeded`, `manual` or `external` |
 //! | `rule` | on a trip: `failure_rate` or `consecutive_failures` |
 //! | `failures`, `calls` | on a trip: the failures the rule saw among the calls it judged, from before the transition |
 //! | `successes` | on closing after probes: the successful probes |
