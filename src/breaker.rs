@@ -635,6 +635,8 @@ impl<C: Clock> Breaker<C> {
             self.control
                 .deadline
                 .publish(next.generation(), deadline, still_possible);
+            // Ours, or a racing opener's that came first: see `take_over`.
+            let published = self.control.deadline.load();
             match self.control.state.compare_exchange(
                 word.0,
                 next.0,
@@ -645,12 +647,11 @@ impl<C: Clock> Breaker<C> {
                     // Another opener of this transition may have written its deadline first
                     // (the first one written stays), with a period of its own: an opening
                     // from outside racing a failed probe. The period of the opening that won
-                    // is this one; a call in between may have found the other's.
+                    // is this one, unless it was ended or extended since the swap; a call in
+                    // between may have found the other's.
                     self.control
                         .deadline
-                        .reschedule(next.generation(), deadline, || {
-                            self.is_open_in(next.generation())
-                        });
+                        .take_over(published, next.generation(), deadline);
                     self.transitions.openings.fetch_add(1, Ordering::Relaxed);
                     self.announce(word, next, trigger, Some(open_for));
                     return Some((next.generation(), open_for));

@@ -7,7 +7,8 @@
 //! thread to finish. Openers of one transition race to write it, and the first deadline
 //! written stays; their periods may differ (an opening from outside racing a failed probe),
 //! so the opener that wins the state's compare-and-swap then puts its own deadline there
-//! ([`reschedule`](OpenDeadline::reschedule)). A call in between may act on the other's.
+//! ([`take_over`](OpenDeadline::take_over)), unless the period was ended or extended in
+//! between. A call in between may act on the other's.
 //!
 //! A tripper writes only while the state word still holds exactly the word it is about to
 //! leave, read after it loaded this word, and only with a compare-and-swap from the value it
@@ -94,6 +95,30 @@ impl OpenDeadline {
                 .is_ok()
     }
 
+    /// The word as it is now: for an opener to read between its publish and its
+    /// compare-and-swap on the state, and to hand to [`take_over`](OpenDeadline::take_over).
+    pub(crate) fn load(&self) -> u64 {
+        self.word.load(Ordering::Acquire)
+    }
+
+    /// For the opener that won the transition to `generation`: puts its own deadline in place
+    /// of `published`, what this word held just before its winning compare-and-swap, when that
+    /// was another opener's (the first deadline written stays, and a racing opener may have a
+    /// different period). Only that exact value is replaced: between the opener's publish and
+    /// its swap no one else writes here (a publisher writes only while this word holds no
+    /// deadline of `generation`, a reschedule only once the breaker is open in it), and
+    /// anything written after the swap is an end or an extension of the new period, which
+    /// stands.
+    pub(crate) fn take_over(&self, published: u64, generation: u32, deadline_nanos: u64) {
+        let own = tagged(generation, deadline_nanos);
+        if published != own && belongs_to(published, generation) {
+            // Release: a caller that acquires this word sees the period's end with its tag.
+            let _ = self
+                .word
+                .compare_exchange(published, own, Ordering::AcqRel, Ordering::Relaxed);
+        }
+    }
+
     /// Whether the open period of `generation` is over at `now_nanos`.
     ///
     /// A caller reads this after acquiring a state word that says `Open` in `generation`,
@@ -114,6 +139,32 @@ impl OpenDeadline {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_winning_opener_takes_over_a_racing_openers_deadline() {
+        let deadline = OpenDeadline::new();
+        deadline.publish(3, 30_000, || true); // the racer's, first
+        deadline.publish(3, 10_000, || true); // the winner's: the racer's stays
+        let published = deadline.load();
+        deadline.take_over(published, 3, 10_000);
+        assert_eq!(deadline.remaining_nanos(3, 0), Some(10_000));
+    }
+
+    #[test]
+    fn a_period_ended_after_the_swap_is_not_taken_back() {
+        let deadline = OpenDeadline::new();
+        deadline.publish(3, 30_000, || true);
+        let published = deadline.load();
+        // The breaker is open in 3 now; a caller ends the period before the winner looks.
+        assert!(deadline.reschedule(3, 0, || true));
+        deadline.take_over(published, 3, 10_000);
+        assert_eq!(deadline.remaining_nanos(3, 0), None, "still ended");
+        // Nor does a winner touch another generation's deadline.
+        let later = OpenDeadline::new();
+        later.publish(5, 7_000, || true);
+        later.take_over(later.load(), 4, 1_000);
+        assert_eq!(later.remaining_nanos(5, 0), Some(7_000));
+    }
 
     #[test]
     fn first_deadline_for_a_generation_wins() {
