@@ -620,10 +620,15 @@ impl<C: Clock> Breaker<C> {
                 }
             };
             let next = word.next(State::Open).with_failed_round(reopenings > 0);
-            // Exactly the word this opening leaves, not any that `expected` accepts: an opener
-            // that read an older word (an opening from outside accepts several) must not
-            // write for the generation after it once the state has moved on.
-            let still_possible = || self.control.state.load(Ordering::Acquire) == word.0;
+            // The generation this opening leaves, not any word that `expected` accepts: an
+            // opener that read an older word (an opening from outside accepts several) must not
+            // write for the generation after it once the state has moved on. Not the exact
+            // word either: a bit flipped and flipped back by reconfigurations would skip the
+            // write and still let the swap from that word succeed, leaving no deadline.
+            let still_possible = || {
+                StateWord(self.control.state.load(Ordering::Acquire)).generation()
+                    == word.generation()
+            };
             // The count and the deadline first, then the state: see `open_streak.rs` and
             // `open_deadline.rs`. A count of 0 is what no count means.
             if reopenings > 0 {

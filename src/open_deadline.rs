@@ -10,11 +10,14 @@
 //! ([`take_over`](OpenDeadline::take_over)), unless the period was ended or extended in
 //! between. A call in between may act on the other's.
 //!
-//! A tripper writes only while the state word still holds exactly the word it is about to
+//! A tripper writes only while the state word is still in the generation it is about to
 //! leave, read after it loaded this word, and only with a compare-and-swap from the value it
 //! loaded. (Not merely a word its transition would accept: an opening from outside accepts
 //! several, and one that computed its generation from an older word could otherwise write
-//! over the deadline of the opening that took that generation's successor.) Every
+//! over the deadline of the opening that took that generation's successor. Not the exact
+//! word either: reconfiguration flips bits of it without a transition, and flipped back they
+//! would let the swap succeed after a skipped write.) A skipped write thus always means a
+//! swap that fails. Every
 //! deadline here was written by a tripper that saw its own "from" state current; so if this
 //! word held a deadline for a later generation, the state word read after it would show that
 //! generation too, and the stale tripper writes nothing. Which generation is newer is never

@@ -10,8 +10,9 @@
 //! *before* the compare-and-swap that opens generation `g`, by a thread that saw the state it
 //! is about to leave still current, read after it loaded this word, and only with a
 //! compare-and-swap from the value it loaded; the first count written for a generation
-//! stays (unlike the deadline, no winner rewrites it: every writer for a generation is a
-//! probe of the same half-open word, and they all count alike). A prober failing in the half-open generation `h` reads this word after acquiring
+//! stays (unlike the deadline, no winner rewrites it: every writer for a generation leaves
+//! the same half-open generation, a failed probe or the probe timeout's reopening, and they
+//! all count alike). A prober failing in the half-open generation `h` reads this word after acquiring
 //! a state word that says `HalfOpen` in `h`. The half-open transition read `h - 1`'s open
 //! word with a read-modify-write, so the opener's release CAS happens before that load, and
 //! with it the count written before it. Written after the CAS instead, a stalled opener's

@@ -232,3 +232,43 @@ fn racing_reconfigurations_leave_the_stored_rules() {
         );
     });
 }
+
+/// Counting switched on and off again while a failure trips the breaker: the opening gets its
+/// deadline whatever the state word went through.
+///
+/// Thread A fails a call (one failure trips). Thread B reconfigures twice: success counting
+/// on, then off, which flips a bit of the state word and flips it back without a transition.
+///
+/// Checks that the breaker is open afterwards, and that a call is rejected with all of
+/// `OPEN` left (the clock does not move).
+///
+/// Catches: an opener that writes its deadline only while the state word is exactly the word
+/// it read: with B's first flip between its read and its write, it skips the write, and with
+/// B's second flip before its compare-and-swap the swap succeeds anyway: open with no
+/// deadline of its generation, which reads as a period already over (the next call probes).
+#[test]
+fn a_trip_keeps_its_deadline_across_flips_of_the_counting_bit() {
+    check_each_order(2, 2, |order| {
+        let (breaker, _clock) = small(|b| b.consecutive_failures(1));
+        let tripper: Role<()> = {
+            let breaker = breaker.clone();
+            Box::new(move || breaker.try_acquire().expect("closed").failure())
+        };
+        let flipper: Role<()> = {
+            let breaker = breaker.clone();
+            Box::new(move || {
+                let plain = breaker.config();
+                let counting = Config {
+                    count_successes: true,
+                    ..plain
+                };
+                breaker.reconfigure(counting).expect("valid");
+                breaker.reconfigure(plain).expect("valid");
+            })
+        };
+        spawn_in(order, vec![tripper, flipper]);
+        assert_eq!(breaker.state(), State::Open);
+        let rejected = breaker.try_acquire().expect_err("open for all of OPEN");
+        assert_eq!(rejected.retry_after(), Some(OPEN));
+    });
+}
