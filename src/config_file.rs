@@ -222,7 +222,7 @@ mod file {
             }
         }
 
-        pub(crate) fn out_of_range(format: Format, error: ConfigError) -> Self {
+        fn out_of_range(format: Format, error: ConfigError) -> Self {
             Self::out_of_range_named(format, error.field().to_owned(), error.reason().to_owned())
         }
 
@@ -309,7 +309,7 @@ mod file {
 
     /// Parses TOML text into `T`, the error naming the field by its path.
     #[cfg(feature = "toml")]
-    pub(crate) fn parse_toml<T: DeserializeOwned>(text: &str) -> Result<T, ConfigFileError> {
+    fn parse_toml<T: DeserializeOwned>(text: &str) -> Result<T, ConfigFileError> {
         let error = |field: String, error: &toml::de::Error| {
             let position = error.span().map(|span| position_of(text, span.start));
             ConfigFileError::parse(Format::Toml, field, error.message(), position)
@@ -321,7 +321,7 @@ mod file {
 
     /// Parses YAML text into `T`, the error naming the field by its path.
     #[cfg(feature = "yaml")]
-    pub(crate) fn parse_yaml<T: DeserializeOwned>(text: &str) -> Result<T, ConfigFileError> {
+    fn parse_yaml<T: DeserializeOwned>(text: &str) -> Result<T, ConfigFileError> {
         let deserializer = serde_yaml::Deserializer::from_str(text);
         serde_path_to_error::deserialize(deserializer).map_err(|e| {
             let position = e
@@ -341,7 +341,7 @@ mod file {
     /// Parses JSON text into `T`, the error naming the field by its path; trailing text after
     /// the document is refused, as `serde_json::from_str` refuses it.
     #[cfg(feature = "json")]
-    pub(crate) fn parse_json<T: DeserializeOwned>(text: &str) -> Result<T, ConfigFileError> {
+    fn parse_json<T: DeserializeOwned>(text: &str) -> Result<T, ConfigFileError> {
         let error = |field: String, error: &serde_json::Error| {
             let position = (error.line() > 0).then(|| (error.line(), error.column()));
             let message = error.to_string();
@@ -385,14 +385,6 @@ mod file {
         }
     }
 
-    #[cfg(any(feature = "toml", feature = "yaml", feature = "json"))]
-    fn checked(config: Config, format: Format) -> Result<Config, ConfigFileError> {
-        config
-            .validate()
-            .map_err(|error| ConfigFileError::out_of_range(format, error))?;
-        Ok(config)
-    }
-
     impl Config {
         /// Reads a configuration from TOML text, and checks it as
         /// [`Builder::build`](crate::Builder::build) would.
@@ -423,7 +415,7 @@ mod file {
         #[cfg(feature = "toml")]
         #[cfg_attr(docsrs, doc(cfg(feature = "toml")))]
         pub fn from_toml_str(text: &str) -> Result<Config, ConfigFileError> {
-            checked(parse_toml(text)?, Format::Toml)
+            Config::from_str_as(Format::Toml, text)
         }
 
         /// Reads a configuration from YAML text, and checks it as
@@ -446,7 +438,7 @@ mod file {
         #[cfg(feature = "yaml")]
         #[cfg_attr(docsrs, doc(cfg(feature = "yaml")))]
         pub fn from_yaml_str(text: &str) -> Result<Config, ConfigFileError> {
-            checked(parse_yaml(text)?, Format::Yaml)
+            Config::from_str_as(Format::Yaml, text)
         }
 
         /// Reads a configuration from JSON text, and checks it as
@@ -469,7 +461,7 @@ mod file {
         #[cfg(feature = "json")]
         #[cfg_attr(docsrs, doc(cfg(feature = "json")))]
         pub fn from_json_str(text: &str) -> Result<Config, ConfigFileError> {
-            checked(parse_json(text)?, Format::Json)
+            Config::from_str_as(Format::Json, text)
         }
 
         /// Reads a configuration from text in `format`: one entry point for a program whose

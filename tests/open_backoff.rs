@@ -25,6 +25,17 @@ fn doubling(clock: &ManualClock, events: &Arc<Mutex<Vec<Transition>>>) -> Breake
         .unwrap()
 }
 
+/// A doubling breaker that tripped (open for `OPEN`) and then failed one probe round (open
+/// for twice that).
+fn after_one_failed_round() -> (Breaker<ManualClock>, ManualClock) {
+    let clock = ManualClock::new();
+    let breaker = doubling(&clock, &Arc::default());
+    breaker.try_acquire().unwrap().failure();
+    assert_eq!(open_for(&breaker), OPEN);
+    assert_eq!(fail_a_round(&breaker, &clock), OPEN * 2);
+    (breaker, clock)
+}
+
 /// How long the breaker stays open from now, as a rejected call is told.
 fn open_for(breaker: &Breaker<ManualClock>) -> Duration {
     let rejected = breaker.try_acquire().expect_err("open");
@@ -67,10 +78,7 @@ fn each_failed_round_lengthens_the_period_up_to_the_longest() {
 
 #[test]
 fn a_close_starts_the_next_streak_from_the_open_duration() {
-    let (clock, events) = (ManualClock::new(), Arc::default());
-    let breaker = doubling(&clock, &events);
-    breaker.try_acquire().unwrap().failure();
-    assert_eq!(fail_a_round(&breaker, &clock), OPEN * 2);
+    let (breaker, clock) = after_one_failed_round();
     assert_eq!(fail_a_round(&breaker, &clock), OPEN * 4);
     // The dependency is back: the probe closes, then a new failure trips.
     clock.advance(open_for(&breaker));
@@ -87,10 +95,7 @@ fn a_close_starts_the_next_streak_from_the_open_duration() {
 
 #[test]
 fn an_opening_from_outside_starts_the_streak_again() {
-    let (clock, events) = (ManualClock::new(), Arc::default());
-    let breaker = doubling(&clock, &events);
-    breaker.try_acquire().unwrap().failure();
-    assert_eq!(fail_a_round(&breaker, &clock), OPEN * 2);
+    let (breaker, clock) = after_one_failed_round();
     // Half-open, then opened by another instance's decision for its own period.
     clock.advance(open_for(&breaker));
     let probe = breaker.try_acquire().expect("a probe");
@@ -182,10 +187,7 @@ fn bad_backoffs_are_refused_naming_the_field() {
 
 #[test]
 fn a_backoff_switched_off_and_on_counts_again_from_the_start() {
-    let (clock, events) = (ManualClock::new(), Arc::default());
-    let breaker = doubling(&clock, &events);
-    breaker.try_acquire().unwrap().failure();
-    assert_eq!(fail_a_round(&breaker, &clock), OPEN * 2);
+    let (breaker, clock) = after_one_failed_round();
     assert_eq!(fail_a_round(&breaker, &clock), OPEN * 4);
     let with_backoff = breaker.config();
     breaker
@@ -205,10 +207,7 @@ fn a_backoff_switched_off_and_on_counts_again_from_the_start() {
 
 #[test]
 fn a_new_open_duration_is_multiplied_from_the_next_round() {
-    let (clock, events) = (ManualClock::new(), Arc::default());
-    let breaker = doubling(&clock, &events);
-    breaker.try_acquire().unwrap().failure();
-    assert_eq!(fail_a_round(&breaker, &clock), OPEN * 2);
+    let (breaker, clock) = after_one_failed_round();
     breaker
         .reconfigure(hotbreaker::Config {
             open_duration: Duration::from_secs(1),
