@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::builder::Builder;
+use crate::calls_out::{OutTicket, Swept, bucket_due};
 use crate::clock::{Clock, QuantaClock};
 use crate::config::{Config, ConfigError, Settings};
 use crate::listener::{Listener, Transition, Trigger};
@@ -12,7 +13,7 @@ use crate::metrics::Metrics;
 use crate::newest_probe::NewestProbe;
 use crate::open_deadline::OpenDeadline;
 use crate::open_streak::OpenStreak;
-use crate::permit::{Outcome, OwnedPermit, Permit, PermitKind, Rejected};
+use crate::permit::{Outcome, OwnedPermit, Permit, PermitKind, Rejected, Timing};
 use crate::state::{State, StateWord};
 use crate::stripes::{Counter, LocalStripe, Stripes};
 use crate::sync::{AtomicU64, Backoff, CachePadded, Ordering, Swappable, fence};
@@ -33,6 +34,9 @@ use crate::window::{Judgement, TripCause, Window};
 ///   then, a read of every stripe.
 /// - A failure: a compare-and-swap on the window word and a read of every stripe; lock-free.
 /// - A rejection while open: one clock reading; no shared write.
+/// - With a `slow_call` limit, every call: two clock readings and two compare-and-swaps on
+///   this thread's line (the call entering and leaving the calls out); now and then, a
+///   sweep of every stripe's calls out.
 ///
 /// No call path takes a lock or allocates.
 pub struct Breaker<C: Clock = QuantaClock> {
@@ -42,6 +46,9 @@ pub struct Breaker<C: Clock = QuantaClock> {
     window: Window,
     stripes: Stripes,
     transitions: CachePadded<TransitionCounts>,
+    /// Sweeps of timed calls still out (`calls_out.rs`). On a line of its own: timed calls
+    /// read it, and openings of buckets lower its due time.
+    calls_out: CachePadded<CallsOutSweeps>,
     /// Read only off the healthy path: on trips, probes, and while the window holds failures.
     settings: Swappable<Settings>,
     clock: C,
@@ -68,6 +75,14 @@ enum OpenPeriod {
     Configured,
     /// Exactly this long: an opening decided elsewhere.
     Exactly(Duration),
+}
+
+struct CallsOutSweeps {
+    /// The earliest time at which a bucket of timed calls still out may hold a hung call,
+    /// `u64::MAX` if none, 0 to ask for a sweep at the next timed call.
+    due: AtomicU64,
+    /// Calls that sweeps judged slow while they were still out.
+    hung: AtomicU64,
 }
 
 #[derive(Default)]
@@ -115,6 +130,10 @@ impl<C: Clock> Breaker<C> {
             window: Window::new(&settings, initial.generation()),
             stripes: Stripes::new(settings.stripes),
             transitions: CachePadded::new(TransitionCounts::default()),
+            calls_out: CachePadded::new(CallsOutSweeps {
+                due: AtomicU64::new(u64::MAX),
+                hung: AtomicU64::new(0),
+            }),
             settings: Swappable::new(settings),
             clock,
             listeners,
@@ -224,13 +243,8 @@ impl<C: Clock> Breaker<C> {
     ///
     /// [`Rejected`], as for [`try_acquire`](Breaker::try_acquire).
     pub fn try_acquire_owned(self: &Arc<Self>) -> Result<OwnedPermit<C>, Rejected> {
-        let (generation, kind, issued_at) = self.try_acquire()?.into_parts();
-        Ok(OwnedPermit::new(
-            Arc::clone(self),
-            generation,
-            kind,
-            issued_at,
-        ))
+        let (generation, kind, timing) = self.try_acquire()?.into_parts();
+        Ok(OwnedPermit::new(Arc::clone(self), generation, kind, timing))
     }
 
     #[inline(always)]
@@ -239,7 +253,10 @@ impl<C: Clock> Breaker<C> {
         // (`slow_call`): every call of such a breaker comes here, so it is admitted at once,
         // as the loop below would.
         if word.state() == State::Closed {
-            return Ok(self.closed_permit(word));
+            return match self.closed_permit(word) {
+                Ok(permit) => Ok(permit),
+                Err(changed) => self.acquire_by_transition(changed),
+            };
         }
         // Open, and the period not over: the rejection that repeats while a dependency is
         // down, decided before the transition loop below is set up. The same decision as the
@@ -250,48 +267,208 @@ impl<C: Clock> Breaker<C> {
         self.acquire_by_transition(word)
     }
 
-    /// The permit of a closed breaker whose word is not the healthy case's.
+    /// The permit of a closed breaker whose word is not the healthy case's; `Err` with the
+    /// state word as it now stands if the sweep of hung calls that this call ran changed it
+    /// (tripped the breaker), for the caller to decide again.
     #[inline(always)]
-    fn closed_permit(&self, word: StateWord) -> Permit<'_, C> {
+    fn closed_permit(&self, word: StateWord) -> Result<Permit<'_, C>, StateWord> {
         let kind = if word.counts_successes() {
             PermitKind::ClosedCounted
         } else {
             PermitKind::Closed
         };
-        Permit::new(self, word.generation(), kind, self.issue_time(word))
+        let timing = if word.times_calls() {
+            Some(self.time_closed_call(word)?)
+        } else {
+            None
+        };
+        Ok(Permit::new(self, word.generation(), kind, timing))
     }
 
-    /// The time a permit admitted under `word` is issued at, if the breaker times calls.
+    /// The timing of a probe or forced permit admitted under `word`, if the breaker times
+    /// calls: only the issue time (the probe timeout watches probes that hang).
     #[inline(always)]
-    fn issue_time(&self, word: StateWord) -> Option<u64> {
-        word.times_calls().then(|| self.clock.now_nanos())
+    fn issue_time(&self, word: StateWord) -> Option<Timing> {
+        word.times_calls().then(|| Timing {
+            issued_at: self.clock.now_nanos(),
+            ticket: OutTicket::NONE,
+        })
     }
 
-    /// The outcome to record for a permit issued at `issued_at` (`None`: not timed, as on the
-    /// healthy path, where this is nothing once inlined).
+    /// Times a closed call admitted under `word`: reads the clock, sweeps the calls out if a
+    /// bucket of them is due, and enters this call among them (`calls_out.rs`). `Err` with
+    /// the state word as it now stands if the sweep judged hung calls and the word changed.
+    #[inline(never)]
+    fn time_closed_call(&self, word: StateWord) -> Result<Timing, StateWord> {
+        let generation = word.generation();
+        let now = self.clock.now_nanos();
+        // Relaxed: a hint; the sweep's claim below is what orders.
+        if self.calls_out.due.load(Ordering::Relaxed) <= now {
+            self.sweep_before_admitting(word, now)?;
+        }
+        // Relaxed: stored before the timing bit that sent this call here; see `timed_verdict`.
+        let limit = self.control.slow_call_nanos.load(Ordering::Relaxed);
+        let (stripe_index, stripe) = self.stripes.local_indexed();
+        let mut entered = stripe.calls_out.enter(generation, now, limit);
+        if entered.is_none() {
+            // Every place holds another bucket: those of an ended generation go only in a
+            // sweep, so sweep now (whatever the due time says) and try once more.
+            self.calls_out.due.fetch_min(0, Ordering::AcqRel);
+            self.sweep_before_admitting(word, now)?;
+            entered = stripe.calls_out.enter(generation, now, limit);
+        }
+        let ticket = match entered {
+            Some(entered) => {
+                if entered.opened {
+                    // Release, after the entry: a sweep that claims the due time this lowers
+                    // (acquire) sees the entry, so it cannot read the bucket as empty.
+                    self.calls_out
+                        .due
+                        .fetch_min(bucket_due(now, limit), Ordering::AcqRel);
+                }
+                OutTicket::new(stripe_index, entered)
+            }
+            None => OutTicket::NONE,
+        };
+        Ok(Timing {
+            issued_at: now,
+            ticket,
+        })
+    }
+
+    /// Sweeps the calls out before admitting a call under `word`: `Err` with the state word as
+    /// it now stands if the sweep judged hung calls and the word changed (they tripped it).
+    fn sweep_before_admitting(&self, word: StateWord, now: u64) -> Result<(), StateWord> {
+        if self.sweep_calls_out(now) {
+            let current = StateWord(self.control.state.load(Ordering::Acquire));
+            if current != word {
+                return Err(current);
+            }
+        }
+        Ok(())
+    }
+
+    /// Judges the timed calls still out at `now`: those of the current closed generation out
+    /// longer than the limit are slow calls (failures for every rule), those of an ended
+    /// generation are released. Whether it judged any call slow.
+    ///
+    /// One sweep at a time: the sweeper claims the due time by swapping it for `u64::MAX`,
+    /// reads every bucket, and lowers the due time to the earliest due time of the buckets
+    /// it left. Why no bucket is forgotten: every bucket is opened by an entry that then
+    /// lowers the due time (release). If that lowering comes before the claim in the due
+    /// time's order of changes, the claim (acquire; every change of the due time is a
+    /// read-modify-write, so the claim reads the end of a release sequence that includes it)
+    /// makes the entry visible to this sweep, which either takes the bucket or counts its due
+    /// time. If it comes after, it lowers the `u64::MAX` of the claim or what this sweep left,
+    /// and the sweeper's own lowering is a minimum too, so neither undoes the other.
+    #[cold]
+    #[inline(never)]
+    fn sweep_calls_out(&self, now: u64) -> bool {
+        let due = self.calls_out.due.load(Ordering::Relaxed);
+        // AcqRel: the claim reads the due time that entries lowered after entering (release),
+        // so this sweep sees every bucket whose opening is behind the value it claims.
+        if due > now
+            || self
+                .calls_out
+                .due
+                .compare_exchange(due, u64::MAX, Ordering::AcqRel, Ordering::Relaxed)
+                .is_err()
+        {
+            return false;
+        }
+        let word = StateWord(self.control.state.load(Ordering::Acquire));
+        let limit = self.control.slow_call_nanos.load(Ordering::Relaxed);
+        let mut swept = Swept {
+            next_due: u64::MAX,
+            ..Swept::default()
+        };
+        for stripe in self.stripes.all() {
+            stripe
+                .calls_out
+                .sweep(word.generation(), word.is_closed(), now, limit, &mut swept);
+        }
+        self.calls_out
+            .due
+            .fetch_min(swept.next_due, Ordering::AcqRel);
+        let local = self.stripes.local();
+        local.add(Counter::Released, swept.ended_generation);
+        if swept.hung == 0 {
+            return false;
+        }
+        local.add(Counter::Failures, swept.hung);
+        local.add(Counter::SlowCalls, swept.hung);
+        self.calls_out.hung.fetch_add(swept.hung, Ordering::Relaxed);
+        let generation = word.generation();
+        for _ in 0..swept.hung {
+            match self
+                .window
+                .record_failure(&self.settings, generation, &self.stripes, || {
+                    self.is_closed_in(generation)
+                }) {
+                Judgement::Trip(cause) => {
+                    self.trip(generation, cause);
+                    break;
+                }
+                Judgement::Stale => break,
+                _ => {}
+            }
+        }
+        true
+    }
+
+    /// Ends a permit of `generation` with `outcome`: takes a timed call out of the calls still
+    /// out, judges its time, and records the verdict, unless a sweep already counted the call
+    /// as slow (or as released, its generation over).
     #[inline(always)]
-    pub(crate) fn verdict(&self, issued_at: Option<u64>, outcome: Outcome) -> Outcome {
-        match issued_at {
-            Some(issued_at) => self.timed_verdict(issued_at, outcome),
+    pub(crate) fn end_with(
+        &self,
+        generation: u32,
+        kind: PermitKind,
+        timing: Option<Timing>,
+        outcome: Outcome,
+    ) {
+        let outcome = match timing {
+            Some(timing) => match self.timed_verdict(generation, timing, outcome) {
+                Some(outcome) => outcome,
+                None => return,
+            },
             None => outcome,
+        };
+        self.record(generation, kind, outcome);
+    }
+
+    /// Whether the call of a timed permit still counts: `false` if a sweep took it first.
+    fn leave_calls_out(&self, generation: u32, timing: Timing) -> bool {
+        match timing.ticket.entry() {
+            Some((stripe, entered)) => {
+                self.stripes
+                    .by_index(stripe)
+                    .calls_out
+                    .leave(entered, generation, timing.issued_at)
+            }
+            None => true,
         }
     }
 
-    /// The verdict on a timed permit issued at `issued_at`, now that `outcome` is recorded: a
-    /// success that took longer than the `slow_call` limit is a failure (and is counted as a
-    /// slow call). Relaxed: the limit is stored before the timing bit that sent the permit
-    /// here is set (`apply_copies`), and the permit's admission read that bit with `Acquire`.
+    /// The verdict on a timed permit of `generation`, now that `outcome` is recorded: `None`
+    /// if a sweep already judged the call; otherwise a success that took longer than the
+    /// `slow_call` limit is a failure (and is counted as a slow call). Relaxed: the limit is
+    /// stored before the timing bit that sent the permit here is set (`apply_copies`), and the
+    /// permit's admission read that bit with `Acquire`.
     #[inline(never)]
-    fn timed_verdict(&self, issued_at: u64, outcome: Outcome) -> Outcome {
+    fn timed_verdict(&self, generation: u32, timing: Timing, outcome: Outcome) -> Option<Outcome> {
+        if !self.leave_calls_out(generation, timing) {
+            return None;
+        }
         if outcome != Outcome::Success {
-            return outcome;
+            return Some(outcome);
         }
         let limit = self.control.slow_call_nanos.load(Ordering::Relaxed);
-        if self.clock.now_nanos().saturating_sub(issued_at) > limit {
+        if self.clock.now_nanos().saturating_sub(timing.issued_at) > limit {
             self.stripes.bump(Counter::SlowCalls);
-            Outcome::Failure
+            Some(Outcome::Failure)
         } else {
-            Outcome::Success
+            Some(Outcome::Success)
         }
     }
 
@@ -300,7 +477,13 @@ impl<C: Clock> Breaker<C> {
         let backoff = Backoff::new();
         loop {
             let next = match word.state() {
-                State::Closed => return Ok(self.closed_permit(word)),
+                State::Closed => match self.closed_permit(word) {
+                    Ok(permit) => return Ok(permit),
+                    Err(changed) => {
+                        word = changed;
+                        continue;
+                    }
+                },
                 State::ForcedClosed => {
                     return Ok(Permit::new(
                         self,
@@ -525,7 +708,12 @@ impl<C: Clock> Breaker<C> {
     }
 
     /// A permit of `generation` ended without a verdict.
-    pub(crate) fn release(&self, generation: u32, kind: PermitKind) {
+    pub(crate) fn release(&self, generation: u32, kind: PermitKind, timing: Option<Timing>) {
+        if let Some(timing) = timing {
+            if !self.leave_calls_out(generation, timing) {
+                return; // a sweep counted it already
+            }
+        }
         self.stripes.bump(Counter::Released);
         if kind == PermitKind::Probe {
             self.probe_ended(generation);
@@ -545,6 +733,10 @@ impl<C: Clock> Breaker<C> {
         self.control
             .slow_call_nanos
             .store(slow_call_nanos(settings), Ordering::Relaxed);
+        // The buckets of calls out are due by the limit: ask the next timed call to sweep, so
+        // that due times follow the new limit. A read-modify-write, not a store, so that it
+        // continues the release sequence that sweeps claim from (`time_closed_call`).
+        self.calls_out.due.swap(0, Ordering::AcqRel);
         let (count, time) = (
             settings.config.count_successes,
             settings.slow_call.is_some(),
@@ -1000,6 +1192,7 @@ impl<C: Clock> Breaker<C> {
             released: self.stripes.total(Counter::Released),
             rejected: self.stripes.total(Counter::Rejected),
             slow_calls: self.stripes.total(Counter::SlowCalls),
+            hung_calls: self.calls_out.hung.load(Ordering::Relaxed),
             openings: self.transitions.openings.load(Ordering::Relaxed),
             half_openings: self.transitions.half_openings.load(Ordering::Relaxed),
             closings: self.transitions.closings.load(Ordering::Relaxed),

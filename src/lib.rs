@@ -7,6 +7,7 @@ mod async_call;
 mod breaker;
 mod builder;
 mod call;
+mod calls_out;
 mod clock;
 mod config;
 mod config_file;

@@ -22,6 +22,10 @@ pub struct Metrics {
     /// Of the failures, successes recorded longer than the
     /// [`slow_call`](crate::Builder::slow_call) limit after their permit was issued.
     pub slow_calls: u64,
+    /// Of the slow calls, those judged while still out: out longer than the limit (give or
+    /// take half of it) when a later call came. Whatever such a call's own end says, it
+    /// records nothing more.
+    pub hung_calls: u64,
     /// Permits whose outcome was ignored.
     pub ignored: u64,
     /// Permits dropped without a verdict, which gave their admission back.

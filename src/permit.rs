@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::breaker::Breaker;
+use crate::calls_out::OutTicket;
 use crate::clock::Clock;
 use crate::state::State;
 
@@ -35,6 +36,15 @@ pub(crate) enum PermitKind {
     Probe,
     /// A call let through by [`Breaker::force_closed`]; counted in the metrics only.
     Forced,
+}
+
+/// When a timed permit was issued, on the breaker's clock, and where its call waits to be
+/// judged if it hangs (`calls_out.rs`; [`OutTicket::NONE`] for probes, forced calls, and calls
+/// that found no place).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Timing {
+    pub(crate) issued_at: u64,
+    pub(crate) ticket: OutTicket,
 }
 
 /// Permission to make one call, from [`Breaker::try_acquire`].
@@ -66,9 +76,9 @@ pub struct Permit<'a, C: Clock> {
     breaker: &'a Breaker<C>,
     generation: u32,
     kind: PermitKind,
-    /// When the permit was issued, on the breaker's clock, if the breaker times calls
-    /// (`slow_call`); `None` on the healthy path, where nothing is timed.
-    issued_at: Option<u64>,
+    /// When the permit was issued, if the breaker times calls (`slow_call`); `None` on the
+    /// healthy path, where nothing is timed.
+    timing: Option<Timing>,
 }
 
 impl<'a, C: Clock> Permit<'a, C> {
@@ -77,13 +87,13 @@ impl<'a, C: Clock> Permit<'a, C> {
         breaker: &'a Breaker<C>,
         generation: u32,
         kind: PermitKind,
-        issued_at: Option<u64>,
+        timing: Option<Timing>,
     ) -> Self {
         Permit {
             breaker,
             generation,
             kind,
-            issued_at,
+            timing,
         }
     }
 
@@ -106,14 +116,14 @@ impl<'a, C: Clock> Permit<'a, C> {
     }
 
     /// Records `outcome`. With a [`slow_call`](crate::Builder::slow_call) limit, a success
-    /// recorded longer than that after the permit was issued counts as a failure.
+    /// recorded longer than that after the permit was issued counts as a failure, and a call
+    /// already counted as slow while it was still out records nothing more.
     #[inline]
     pub fn record(self, outcome: Outcome) {
         let permit = ManuallyDrop::new(self);
-        let outcome = permit.breaker.verdict(permit.issued_at, outcome);
         permit
             .breaker
-            .record(permit.generation, permit.kind, outcome);
+            .end_with(permit.generation, permit.kind, permit.timing, outcome);
     }
 
     /// Whether this permit is a half-open probe.
@@ -127,9 +137,9 @@ impl<'a, C: Clock> Permit<'a, C> {
     }
 
     /// Hands the admission over to another permit type, without ending it.
-    pub(crate) fn into_parts(self) -> (u32, PermitKind, Option<u64>) {
+    pub(crate) fn into_parts(self) -> (u32, PermitKind, Option<Timing>) {
         let permit = ManuallyDrop::new(self);
-        (permit.generation, permit.kind, permit.issued_at)
+        (permit.generation, permit.kind, permit.timing)
     }
 }
 
@@ -137,9 +147,10 @@ impl<C: Clock> Drop for Permit<'_, C> {
     fn drop(&mut self) {
         if std::thread::panicking() {
             self.breaker
-                .record(self.generation, self.kind, Outcome::Failure);
+                .end_with(self.generation, self.kind, self.timing, Outcome::Failure);
         } else {
-            self.breaker.release(self.generation, self.kind);
+            self.breaker
+                .release(self.generation, self.kind, self.timing);
         }
     }
 }
@@ -149,7 +160,7 @@ impl<C: Clock> fmt::Debug for Permit<'_, C> {
         f.debug_struct("Permit")
             .field("generation", &self.generation)
             .field("probe", &self.is_probe())
-            .field("timed", &self.issued_at.is_some())
+            .field("timed", &self.timing.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -164,7 +175,7 @@ pub struct OwnedPermit<C: Clock> {
     generation: u32,
     kind: PermitKind,
     /// As for [`Permit`].
-    issued_at: Option<u64>,
+    timing: Option<Timing>,
     ended: bool,
 }
 
@@ -173,13 +184,13 @@ impl<C: Clock> OwnedPermit<C> {
         breaker: Arc<Breaker<C>>,
         generation: u32,
         kind: PermitKind,
-        issued_at: Option<u64>,
+        timing: Option<Timing>,
     ) -> Self {
         OwnedPermit {
             breaker,
             generation,
             kind,
-            issued_at,
+            timing,
             ended: false,
         }
     }
@@ -202,8 +213,8 @@ impl<C: Clock> OwnedPermit<C> {
     /// Records `outcome`; a slow success counts as a failure, as for [`Permit::record`].
     pub fn record(mut self, outcome: Outcome) {
         self.ended = true;
-        let outcome = self.breaker.verdict(self.issued_at, outcome);
-        self.breaker.record(self.generation, self.kind, outcome);
+        self.breaker
+            .end_with(self.generation, self.kind, self.timing, outcome);
     }
 
     /// Whether this permit is a half-open probe.
@@ -229,9 +240,10 @@ impl<C: Clock> Drop for OwnedPermit<C> {
         }
         if std::thread::panicking() {
             self.breaker
-                .record(self.generation, self.kind, Outcome::Failure);
+                .end_with(self.generation, self.kind, self.timing, Outcome::Failure);
         } else {
-            self.breaker.release(self.generation, self.kind);
+            self.breaker
+                .release(self.generation, self.kind, self.timing);
         }
     }
 }
@@ -241,7 +253,7 @@ impl<C: Clock> fmt::Debug for OwnedPermit<C> {
         f.debug_struct("OwnedPermit")
             .field("generation", &self.generation)
             .field("probe", &self.is_probe())
-            .field("timed", &self.issued_at.is_some())
+            .field("timed", &self.timing.is_some())
             .finish_non_exhaustive()
     }
 }

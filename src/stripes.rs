@@ -17,12 +17,15 @@
 
 use std::cell::Cell;
 
+use crate::calls_out::OutRing;
 use crate::sync::{AtomicU64, CachePadded, Ordering, thread_local_cell};
 
 /// A thread's slot number when it has not asked for one yet.
 const UNASSIGNED: u32 = u32::MAX;
 /// A thread's slot number when it found none free, or after its slot was given back.
 const NO_SLOT: u32 = u32::MAX - 1;
+/// The index [`Stripes::local_indexed`] gives the shared stripe: above every owned one.
+pub(crate) const SHARED_INDEX: u32 = SLOTS as u32;
 /// Slots in the registry: the most threads that can own stripes at once.
 const SLOTS: usize = 256;
 const SLOT_WORDS: usize = SLOTS / 64;
@@ -164,6 +167,11 @@ pub(crate) struct Stripe {
     pub(crate) released: AtomicU64,
     pub(crate) rejected: AtomicU64,
     pub(crate) slow_calls: AtomicU64,
+    /// Timed closed calls issued by this stripe's threads and still out (`calls_out.rs`).
+    /// Unlike the counters above, every thread may change it, by read-modify-writes: a call
+    /// may end on another thread, and sweeps take hung calls from every stripe. It fills the
+    /// rest of the stripe's padded line, so it costs no memory on x86-64.
+    pub(crate) calls_out: OutRing,
 }
 
 /// Which counter of a stripe to add to.
@@ -226,6 +234,23 @@ impl Stripes {
     #[inline]
     pub(crate) fn register_thread(&self) {
         let _ = current_slot();
+    }
+
+    /// The current thread's stripe and its index for [`by_index`](Stripes::by_index): its own,
+    /// or the shared one ([`SHARED_INDEX`]).
+    pub(crate) fn local_indexed(&self) -> (u32, &Stripe) {
+        let slot = current_slot();
+        match self.owned.get(slot as usize) {
+            Some(stripe) => (slot, stripe),
+            None => (SHARED_INDEX, &self.shared),
+        }
+    }
+
+    /// The stripe `index` names (from [`local_indexed`](Stripes::local_indexed)).
+    pub(crate) fn by_index(&self, index: u32) -> &Stripe {
+        self.owned
+            .get(index as usize)
+            .map_or(&*self.shared, |padded| &**padded)
     }
 
     /// The stripe that threads without one of their own share; successes of a filling window
@@ -303,17 +328,23 @@ impl Stripes {
 impl LocalStripe<'_> {
     #[inline(always)]
     pub(crate) fn bump(self, counter: Counter) {
+        self.add(counter, 1);
+    }
+
+    /// Adds `amount` to `counter` on this stripe.
+    #[inline(always)]
+    pub(crate) fn add(self, counter: Counter, amount: u64) {
         match self {
             LocalStripe::Owned(stripe) => {
                 let cell = stripe.counter(counter);
                 // Only this thread writes an owned stripe, so load-add-store loses nothing.
                 cell.store(
-                    cell.load(Ordering::Relaxed).wrapping_add(1),
+                    cell.load(Ordering::Relaxed).wrapping_add(amount),
                     Ordering::Relaxed,
                 );
             }
             LocalStripe::Shared(stripe) => {
-                stripe.counter(counter).fetch_add(1, Ordering::Relaxed);
+                stripe.counter(counter).fetch_add(amount, Ordering::Relaxed);
             }
         }
     }

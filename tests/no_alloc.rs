@@ -61,24 +61,25 @@ fn exercise_every_path(breaker: &Breaker<ManualClock>, clock: &ManualClock) {
     breaker.reset();
 }
 
-/// Runs every path on `threads` threads alive at once, each after `warm_up`, and returns the
-/// allocations each thread made after its warm-up.
+/// Runs `exercise` (every path) on `threads` threads alive at once, each after `warm_up`, and
+/// returns the allocations each thread made after its warm-up.
 fn allocations_after_warm_up(
     threads: usize,
     build: impl Fn(ManualClock) -> Breaker<ManualClock> + Sync,
     warm_up: impl Fn(&Breaker<ManualClock>) + Sync,
+    exercise: impl Fn(&Breaker<ManualClock>, &ManualClock) + Sync,
 ) -> Vec<usize> {
     let all_warm = std::sync::Barrier::new(threads);
     std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
             .map(|_| {
-                let (all_warm, build, warm_up) = (&all_warm, &build, &warm_up);
+                let (all_warm, build, warm_up, exercise) = (&all_warm, &build, &warm_up, &exercise);
                 scope.spawn(move || {
                     let clock = ManualClock::new();
                     let breaker = build(clock.clone());
                     warm_up(&breaker);
                     all_warm.wait(); // all threads alive at once: none reuses another's node
-                    let allocations = allocations_during(|| exercise_every_path(&breaker, &clock));
+                    let allocations = allocations_during(|| exercise(&breaker, &clock));
                     assert!(breaker.metrics().openings >= 50);
                     allocations
                 })
@@ -109,7 +110,44 @@ fn no_call_path_allocates() {
             .build()
             .unwrap()
     };
-    assert_eq!(allocations_after_warm_up(8, rules, one_failure), [0; 8]);
+    assert_eq!(
+        allocations_after_warm_up(8, rules, one_failure, exercise_every_path),
+        [0; 8]
+    );
+}
+
+#[test]
+fn no_call_path_allocates_with_calls_timed_and_hung_calls_swept() {
+    let timed = |clock| {
+        Breaker::builder()
+            .failure_rate(0.5, 20)
+            .consecutive_failures(5)
+            .open_duration(Duration::from_millis(10))
+            .slow_call(Duration::from_millis(1))
+            .clock(clock)
+            .build()
+            .unwrap()
+    };
+    // A call that hangs past the limit, judged by the next call's sweep, then every path; the
+    // rounds move the clock, so later calls sweep each ended generation's buckets.
+    let with_a_hung_call = |breaker: &Breaker<ManualClock>, clock: &ManualClock| {
+        let hung = breaker.try_acquire().unwrap();
+        clock.advance(Duration::from_millis(2));
+        exercise_every_path(breaker, clock);
+        drop(hung);
+        assert!(
+            breaker.metrics().hung_calls >= 1,
+            "no call was judged while out"
+        );
+    };
+    let allocations = allocations_after_warm_up(4, timed, one_failure_and_back, with_a_hung_call);
+    assert_eq!(allocations, [0; 4]);
+}
+
+/// [`one_failure`], then a reset, so that the exercise starts closed.
+fn one_failure_and_back(breaker: &Breaker<ManualClock>) {
+    one_failure(breaker);
+    breaker.reset();
 }
 
 #[test]
@@ -133,7 +171,7 @@ fn no_call_path_allocates_when_the_registering_call_never_read_the_settings() {
             .unwrap()
     };
     assert_eq!(
-        allocations_after_warm_up(8, run_only, rejected_once),
+        allocations_after_warm_up(8, run_only, rejected_once, exercise_every_path),
         [0; 8]
     );
 }

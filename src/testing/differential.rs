@@ -166,6 +166,7 @@ fn compare(breaker: &Breaker<ManualClock>, model: &ReferenceModel, now: u64) -> 
             metrics.released,
             metrics.rejected,
             metrics.slow_calls,
+            metrics.hung_calls,
         ],
         [metrics.openings, metrics.half_openings, metrics.closings],
         (
@@ -184,6 +185,7 @@ fn compare(breaker: &Breaker<ManualClock>, model: &ReferenceModel, now: u64) -> 
             counts.released,
             counts.rejected,
             counts.slow_calls,
+            counts.hung_calls,
         ],
         [counts.openings, counts.half_openings, counts.closings],
         (failures, calls, run),
@@ -191,7 +193,7 @@ fn compare(breaker: &Breaker<ManualClock>, model: &ReferenceModel, now: u64) -> 
     );
     if real != expected {
         return Err(format!(
-            "breaker (state, [succ, fail, ign, rel, rej, slow], [open, half, close], (win fail, win calls, run), probes) = \
+            "breaker (state, [succ, fail, ign, rel, rej, slow, hung], [open, half, close], (win fail, win calls, run), probes) = \
              {real:?}\n      model = {expected:?}"
         ));
     }

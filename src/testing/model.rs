@@ -20,7 +20,8 @@ pub struct ModelConfig {
     /// Probe successes that close.
     pub success_threshold: u32,
     /// Slow-call limit: a success recorded longer than this after its permit counts as a
-    /// failure.
+    /// failure, and a closed call still out that long is judged slow at the first closed call
+    /// after its bucket is due (see [`ReferenceModel`]).
     pub slow_call: Option<Duration>,
     /// Probe timeout: while half-open with every place taken, a call that finds the newest
     /// probe out longer than this opens the breaker again.
@@ -80,10 +81,27 @@ fn whole_micros(nanos: u64) -> u64 {
 /// was issued.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ModelPermit {
+    id: u64,
     generation: u32,
     kind: Kind,
     issued_nanos: u64,
 }
+
+/// A bucket of timed closed calls, as the breaker's ring holds it (`calls_out.rs`): it keeps
+/// its place, with or without calls in it, until a sweep takes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Bucket {
+    generation: u32,
+    /// The width's log2 and the issue time's bucket number.
+    key: (u32, u64),
+    /// When every call in it has been out longer than the limit.
+    due: u64,
+    /// The calls in it that have not ended.
+    calls: Vec<u64>,
+}
+
+/// Places in the breaker's ring of buckets, per stripe (the model runs on one thread).
+const PLACES: usize = 8;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -122,6 +140,16 @@ pub struct ReferenceModel {
     run: u32,
     /// Failed probe rounds in a row behind the current open period.
     reopenings: u32,
+    /// The id of the next permit.
+    next_id: u64,
+    /// Buckets of timed closed calls, each in a place of the thread's ring.
+    buckets: Vec<Bucket>,
+    /// Calls a sweep took (judged slow, or released with their generation): their own end
+    /// records nothing.
+    swept: Vec<u64>,
+    /// When the next sweep is due: the earliest due time of the buckets as the last sweep left
+    /// them, lowered by each bucket opened since.
+    calls_out_due: u64,
     /// Counters, as in [`Metrics`](crate::Metrics).
     pub counts: ModelCounts,
 }
@@ -136,6 +164,7 @@ pub struct ModelCounts {
     pub released: u64,
     pub rejected: u64,
     pub slow_calls: u64,
+    pub hung_calls: u64,
     pub openings: u64,
     pub half_openings: u64,
     pub closings: u64,
@@ -156,6 +185,10 @@ impl ReferenceModel {
             recorded: 0,
             run: 0,
             reopenings: 0,
+            next_id: 0,
+            buckets: Vec::new(),
+            swept: Vec::new(),
+            calls_out_due: u64::MAX,
             counts: ModelCounts::default(),
         }
     }
@@ -174,13 +207,25 @@ impl ReferenceModel {
 
     /// Asks to make a call at `now_nanos`; `Err` carries the state that rejected it.
     pub fn acquire(&mut self, now_nanos: u64) -> Result<ModelPermit, State> {
+        let id = self.next_id;
+        self.next_id += 1;
         let permit = |generation, kind| ModelPermit {
+            id,
             generation,
             kind,
             issued_nanos: now_nanos,
         };
         match self.phase {
-            Phase::Closed => Ok(permit(self.generation, Kind::Closed)),
+            Phase::Closed => match self.config.slow_call {
+                Some(limit) => {
+                    let limit = crate::clock::saturating_nanos(limit);
+                    if !self.enter_call_out(id, now_nanos, limit) {
+                        return self.acquire(now_nanos); // the sweep tripped it: decide again
+                    }
+                    Ok(permit(self.generation, Kind::Closed))
+                }
+                None => Ok(permit(self.generation, Kind::Closed)),
+            },
             Phase::ForcedClosed => Ok(permit(self.generation, Kind::Forced)),
             Phase::ForcedOpen => self.reject(State::ForcedOpen),
             Phase::Open { until_nanos } if now_nanos < until_nanos => self.reject(State::Open),
@@ -213,6 +258,100 @@ impl ReferenceModel {
                 Ok(permit(self.generation, Kind::Probe))
             }
         }
+    }
+
+    /// Enters closed call `id`, issued at `now` under slow-call `limit`, among the calls out,
+    /// after the sweep that is due; `false` if that sweep left the breaker no longer closed.
+    fn enter_call_out(&mut self, id: u64, now: u64, limit: u64) -> bool {
+        if self.calls_out_due <= now && !self.sweep(now) {
+            return false;
+        }
+        // The bucket width: the largest power of two no more than half the limit (1 below 4).
+        let width = if limit < 4 {
+            1
+        } else {
+            1u64 << (63 - (limit / 2).leading_zeros())
+        };
+        let key = (width.trailing_zeros(), now / width);
+        let due =
+            ((u128::from(now / width) + 1) * u128::from(width)).min(u128::from(u64::MAX)) as u64;
+        let due = due.saturating_add(limit);
+        let generation = self.generation;
+        let held = |model: &Self| {
+            model
+                .buckets
+                .iter()
+                .position(|b| b.generation == generation && b.key == key)
+        };
+        if held(self).is_none() && self.buckets.len() >= PLACES {
+            // No free place: the breaker sweeps at once, whatever is due, and tries again.
+            self.calls_out_due = 0;
+            if !self.sweep(now) {
+                return false;
+            }
+        }
+        match held(self) {
+            Some(at) => self.buckets[at].calls.push(id),
+            None if self.buckets.len() < PLACES => {
+                self.calls_out_due = self.calls_out_due.min(due);
+                self.buckets.push(Bucket {
+                    generation,
+                    key,
+                    due,
+                    calls: vec![id],
+                });
+            }
+            None => {} // not entered: judged only when it ends
+        }
+        true
+    }
+
+    /// The sweep at `now`: buckets of an ended generation are freed and their calls released,
+    /// buckets of this closed generation that are due are freed and their calls are slow
+    /// failures, one by one until one trips the breaker. Whether the breaker is still closed
+    /// after it.
+    fn sweep(&mut self, now: u64) -> bool {
+        let closed = self.phase == Phase::Closed;
+        let mut next_due = u64::MAX;
+        let mut hung = 0;
+        let mut kept = Vec::new();
+        for bucket in std::mem::take(&mut self.buckets) {
+            if bucket.generation != self.generation {
+                self.counts.released += bucket.calls.len() as u64;
+                self.swept.extend(&bucket.calls);
+            } else if closed && bucket.due <= now {
+                hung += bucket.calls.len() as u64;
+                self.swept.extend(&bucket.calls);
+            } else {
+                next_due = next_due.min(bucket.due);
+                kept.push(bucket);
+            }
+        }
+        self.buckets = kept;
+        self.calls_out_due = next_due;
+        self.counts.failures += hung;
+        self.counts.slow_calls += hung;
+        self.counts.hung_calls += hung;
+        for _ in 0..hung {
+            if self.judge(true) {
+                self.open(now);
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Takes `permit` out of the calls out as it ends: `false` if a sweep took it already,
+    /// and its verdict must not be recorded.
+    fn leave_calls_out(&mut self, permit: ModelPermit) -> bool {
+        if let Some(at) = self.swept.iter().position(|&id| id == permit.id) {
+            self.swept.swap_remove(at);
+            return false;
+        }
+        for bucket in &mut self.buckets {
+            bucket.calls.retain(|&id| id != permit.id);
+        }
+        true
     }
 
     fn reject(&mut self, state: State) -> Result<ModelPermit, State> {
@@ -257,6 +396,9 @@ impl ReferenceModel {
 
     /// Records `outcome` for `permit` at `now_nanos`.
     pub fn record(&mut self, permit: ModelPermit, outcome: Outcome, now_nanos: u64) {
+        if !self.leave_calls_out(permit) {
+            return;
+        }
         let slow = self.config.slow_call.is_some_and(|limit| {
             now_nanos.saturating_sub(permit.issued_nanos) > crate::clock::saturating_nanos(limit)
         });
@@ -341,6 +483,9 @@ impl ReferenceModel {
 
     /// Ends `permit` without a verdict.
     pub fn release(&mut self, permit: ModelPermit) {
+        if !self.leave_calls_out(permit) {
+            return;
+        }
         self.counts.released += 1;
         if permit.generation != self.generation {
             return;

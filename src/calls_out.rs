@@ -1,0 +1,528 @@
+//! Closed-state calls still out, counted by when they were issued: so that a call that hangs
+//! counts as a slow call once it has been out longer than the `slow_call` limit, without
+//! waiting for it to end (it may never end).
+//!
+//! A breaker that times its calls keeps, in each stripe, a small ring of *places*, each of
+//! which holds one *bucket* at a time. A bucket counts the timed closed calls issued in one
+//! stretch of time (its *width*, a power of two nanoseconds between a quarter and a half of the
+//! limit) by threads using that stripe, that have not ended yet. A call enters its bucket when
+//! its permit is issued and leaves it when it ends. Once a bucket's last possible call has been
+//! out longer than the limit (the bucket's end plus the limit has passed, its *due* time), a
+//! *sweep* takes the calls still in it: each is a slow call, judged now, and its own end,
+//! whenever it comes, finds the bucket taken and records nothing. So a call is judged exactly
+//! once: by its end, or by the sweep, whichever changes the bucket word first.
+//!
+//! A bucket keeps its place until a sweep takes it, even while no call is in it: a thread
+//! whose calls end before the next begins enters and leaves the same bucket over and over, and
+//! only the call that opens a bucket in a free place lowers the breaker's due time (a shared
+//! read-modify-write), once per width rather than once per call.
+//!
+//! One bucket is one 64-bit word; every change to it is one compare-and-swap, so a call's end
+//! and a sweep cannot both count the same call:
+//!
+//! ```text
+//!  63          41 40     38 37     32 31           18  17  16               0
+//! +--------------+---------+---------+---------------+-----+------------------+
+//! | bucket (23)  | reuse(3)| shift(6)| generation(14)|taken|  calls out (17)  |
+//! +--------------+---------+---------+---------------+-----+------------------+
+//! ```
+//!
+//! - *bucket*: the issue time shifted right by *shift* (the width's log2), low 23 bits;
+//! - *reuse*: how many times this place in the ring was opened for a new bucket, low 3 bits,
+//!   so that a late end of a call taken from an earlier bucket here never matches a bucket
+//!   opened here since, even one of the same time (a registration delayed past the sweep);
+//! - *generation*: the closed generation the calls were issued in (low 14 bits of the state
+//!   word's): a call of an earlier generation no longer feeds any rule, so a sweep removes it
+//!   without judging it and counts it as released;
+//! - *taken*: the place is free: a sweep took its bucket (or it was never used); the rest of
+//!   the word stays, so that the reuse count carries on.
+//!
+//! A call that finds no place (all eight hold buckets not yet due, which takes a change of
+//! the limit or of the generation while calls hang) makes the breaker sweep at once, and tries
+//! again; if there is still none, it is not entered: it is judged when it ends, as without
+//! this module.
+
+use std::num::NonZeroU32;
+
+use crate::sync::{AtomicU64, Ordering};
+
+/// Places in a stripe's ring. A bucket holds its place from its first call until the first
+/// sweep after its due time, about six widths (see [`bucket_shift`]), so eight leave room to
+/// spare.
+pub(crate) const PLACES: usize = 8;
+
+const COUNT_BITS: u32 = 17;
+const COUNT_MASK: u64 = (1 << COUNT_BITS) - 1;
+const TAKEN: u64 = 1 << COUNT_BITS;
+const GENERATION_SHIFT: u32 = COUNT_BITS + 1;
+const GENERATION_MASK: u64 = (1 << 14) - 1;
+const SHIFT_SHIFT: u32 = GENERATION_SHIFT + 14;
+const SHIFT_MASK: u64 = (1 << 6) - 1;
+const REUSE_SHIFT: u32 = SHIFT_SHIFT + 6;
+const REUSE_MASK: u64 = (1 << 3) - 1;
+const BUCKET_SHIFT: u32 = REUSE_SHIFT + 3;
+const BUCKET_BITS: u32 = 64 - BUCKET_SHIFT;
+const BUCKET_MASK: u64 = (1 << BUCKET_BITS) - 1;
+/// Everything that names a bucket: all but the count and the taken bit.
+const NAME_MASK: u64 = !(COUNT_MASK | TAKEN);
+
+/// The log2 of the bucket width for a slow-call `limit` in nanoseconds: the width is a power
+/// of two in (limit / 4, limit / 2], so a hanging call is judged after between the limit and
+/// one and a half times the limit, and a bucket lives at most about six widths.
+pub(crate) fn bucket_shift(limit: u64) -> u32 {
+    if limit < 4 {
+        0
+    } else {
+        // floor(log2(limit)) - 1: 2^s <= limit / 2 < 2^(s + 1), so 2^s > limit / 4.
+        62 - limit.leading_zeros()
+    }
+}
+
+/// The due time of the bucket that a call issued at `issued_at` under `limit` opens.
+pub(crate) fn bucket_due(issued_at: u64, limit: u64) -> u64 {
+    let shift = bucket_shift(limit);
+    let end = (u128::from(issued_at >> shift) + 1) << shift;
+    (end.min(u128::from(u64::MAX)) as u64).saturating_add(limit)
+}
+
+/// A stripe's ring of buckets.
+pub(crate) struct OutRing {
+    places: [AtomicU64; PLACES],
+}
+
+impl Default for OutRing {
+    fn default() -> Self {
+        OutRing {
+            places: std::array::from_fn(|_| AtomicU64::new(TAKEN)),
+        }
+    }
+}
+
+/// Where a timed call was entered, for its end to find: the stripe (kept by the caller), the
+/// place in the ring, and the bucket's shift and reuse count (its time and generation the
+/// permit knows already).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Entered {
+    pub(crate) place: u8,
+    pub(crate) shift: u8,
+    pub(crate) reuse: u8,
+    /// Whether this call opened its bucket in a free place: then its due time is new, for the
+    /// breaker's earliest due time.
+    pub(crate) opened: bool,
+}
+
+/// What a sweep of one ring found.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Swept {
+    /// Calls of the current generation out longer than the limit: judged slow now.
+    pub(crate) hung: u64,
+    /// Calls of an ended generation, removed unjudged: counted as released.
+    pub(crate) ended_generation: u64,
+    /// The earliest due time of the buckets left, `u64::MAX` if none.
+    pub(crate) next_due: u64,
+}
+
+impl OutRing {
+    /// Enters a call of closed `generation` issued at `issued_at` (nanoseconds on the
+    /// breaker's clock) under a slow-call `limit`; `None` if no place was free.
+    ///
+    /// Relaxed: a bucket's count lives in its word alone and every change is a read-modify-write
+    /// of it. What a sweep must see of this entry it sees through the breaker's earliest due
+    /// time, which the caller lowers (release) after this when the call opened its bucket.
+    pub(crate) fn enter(&self, generation: u32, issued_at: u64, limit: u64) -> Option<Entered> {
+        let shift = bucket_shift(limit);
+        let bucket = issued_at >> shift;
+        let name = name(generation, shift, bucket);
+        let first = (bucket % PLACES as u64) as usize;
+        let places = (0..PLACES).map(|offset| (first + offset) % PLACES);
+        let entered = |place: usize, word: u64, opened: bool| Entered {
+            place: place as u8,
+            shift: shift as u8,
+            reuse: reuse_of(word) as u8,
+            opened,
+        };
+        // This bucket, if it holds a place: one more call in it, unless it is full.
+        for place in places.clone() {
+            let word = &self.places[place];
+            let mut seen = word.load(Ordering::Relaxed);
+            while holds(seen, name) && seen & COUNT_MASK != COUNT_MASK {
+                match word.compare_exchange_weak(
+                    seen,
+                    seen + 1,
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                ) {
+                    Ok(_) => return Some(entered(place, seen + 1, false)),
+                    Err(current) => seen = current,
+                }
+            }
+        }
+        // Otherwise the first free place opens it, with the place's next reuse count.
+        for place in places {
+            let word = &self.places[place];
+            let mut seen = word.load(Ordering::Relaxed);
+            while seen & TAKEN != 0 {
+                let opened = name | ((reuse_of(seen) + 1) & REUSE_MASK) << REUSE_SHIFT | 1;
+                match word.compare_exchange_weak(seen, opened, Ordering::Relaxed, Ordering::Relaxed)
+                {
+                    Ok(_) => return Some(entered(place, opened, true)),
+                    Err(current) => seen = current,
+                }
+            }
+        }
+        None
+    }
+
+    /// Ends the call entered as `entered` (of `generation`, issued at `issued_at`): `true` if
+    /// this end took it out of its bucket, so its verdict counts; `false` if a sweep took it
+    /// first (it was judged slow, or its generation had ended), so its verdict must not count
+    /// again.
+    pub(crate) fn leave(&self, entered: Entered, generation: u32, issued_at: u64) -> bool {
+        let shift = u32::from(entered.shift);
+        let mine =
+            name(generation, shift, issued_at >> shift) | u64::from(entered.reuse) << REUSE_SHIFT;
+        let word = &self.places[usize::from(entered.place)];
+        let mut seen = word.load(Ordering::Relaxed);
+        loop {
+            if seen & (NAME_MASK | TAKEN) != mine || seen & COUNT_MASK == 0 {
+                return false;
+            }
+            match word.compare_exchange_weak(seen, seen - 1, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => return true,
+                Err(current) => seen = current,
+            }
+        }
+    }
+
+    /// Takes, at `now`, every bucket that is due under `limit` and belongs to `generation`
+    /// (the breaker's current one, and closed if `closed`), and every bucket of any other
+    /// generation, freeing their places; adds the calls it took to `swept`, and the due times
+    /// of the buckets it left.
+    ///
+    /// Each take is a compare-and-swap from the word as read, so a call that ends meanwhile is
+    /// either counted by its end (the swap fails and the word is read again) or by this sweep
+    /// (its end then finds the bucket taken), never both.
+    pub(crate) fn sweep(
+        &self,
+        generation: u32,
+        closed: bool,
+        now: u64,
+        limit: u64,
+        swept: &mut Swept,
+    ) {
+        let current = generation_tag(generation);
+        for word in &self.places {
+            let mut seen = word.load(Ordering::Relaxed);
+            loop {
+                let out = seen & COUNT_MASK;
+                if seen & TAKEN != 0 {
+                    break;
+                }
+                let ended = (seen >> GENERATION_SHIFT) & GENERATION_MASK != current;
+                let due = due_time(seen, now, limit);
+                let hung = closed && due <= now;
+                if !ended && !hung {
+                    swept.next_due = swept.next_due.min(due);
+                    break;
+                }
+                // Taken: the name stays, so the reuse count carries on when the place reopens.
+                let taken = (seen & NAME_MASK) | TAKEN;
+                match word.compare_exchange_weak(seen, taken, Ordering::Relaxed, Ordering::Relaxed)
+                {
+                    Ok(_) => {
+                        if ended {
+                            swept.ended_generation += out;
+                        } else {
+                            swept.hung += out;
+                        }
+                        break;
+                    }
+                    Err(now_seen) => seen = now_seen,
+                }
+            }
+        }
+    }
+
+    /// Calls entered and not yet ended or taken, in all buckets: for tests.
+    #[cfg(test)]
+    pub(crate) fn out(&self) -> u64 {
+        self.places
+            .iter()
+            .map(|word| word.load(Ordering::Relaxed) & COUNT_MASK)
+            .sum()
+    }
+}
+
+/// The due time of the bucket in `word` under `limit`: its end plus the limit, when every call
+/// in it has been out longer than the limit. The word keeps the bucket's low 23 bits; the rest
+/// are `now`'s, within 2^22 buckets either way (a clock read on another core may be a little
+/// ahead of `now`).
+fn due_time(word: u64, now: u64, limit: u64) -> u64 {
+    let shift = ((word >> SHIFT_SHIFT) & SHIFT_MASK) as u32;
+    let kept = (word >> BUCKET_SHIFT) & BUCKET_MASK;
+    let now_bucket = now >> shift;
+    // How far the word's bucket is behind now's, as a signed 23-bit number.
+    let behind = now_bucket.wrapping_sub(kept) & BUCKET_MASK;
+    let behind = ((behind << (64 - BUCKET_BITS)) as i64) >> (64 - BUCKET_BITS);
+    let bucket = (i128::from(now_bucket) - i128::from(behind)).max(0) as u128;
+    let end = ((bucket + 1) << shift).min(u128::from(u64::MAX)) as u64;
+    end.saturating_add(limit)
+}
+
+fn name(generation: u32, shift: u32, bucket: u64) -> u64 {
+    (bucket & BUCKET_MASK) << BUCKET_SHIFT
+        | (u64::from(shift) & SHIFT_MASK) << SHIFT_SHIFT
+        | generation_tag(generation) << GENERATION_SHIFT
+}
+
+fn generation_tag(generation: u32) -> u64 {
+    u64::from(generation) & GENERATION_MASK
+}
+
+/// Whether `word` is the place of the bucket `name` (reuse count aside), calls in it or not.
+fn holds(word: u64, name: u64) -> bool {
+    word & (NAME_MASK | TAKEN) & !(REUSE_MASK << REUSE_SHIFT) == name
+}
+
+fn reuse_of(word: u64) -> u64 {
+    (word >> REUSE_SHIFT) & REUSE_MASK
+}
+
+/// A ticket small enough for a permit: which stripe and place a call entered, or that it
+/// entered none. Never zero, so `Option<Timing>` costs no more than a `Timing`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct OutTicket(NonZeroU32);
+
+const TICKET_NONE: u32 = 1 << 31;
+
+impl OutTicket {
+    /// A call that was not entered: judged only when it ends.
+    pub(crate) const NONE: OutTicket = OutTicket(NonZeroU32::new(TICKET_NONE).unwrap());
+
+    /// The ticket of a call entered as `entered` in stripe `stripe` (below 2^12).
+    pub(crate) fn new(stripe: u32, entered: Entered) -> Self {
+        debug_assert!(stripe < 1 << 12);
+        let bits = (stripe & 0xFFF)
+            | u32::from(entered.place) << 12
+            | u32::from(entered.shift) << 15
+            | u32::from(entered.reuse) << 21
+            | 1 << 24;
+        OutTicket(NonZeroU32::new(bits).expect("bit 24 is set"))
+    }
+
+    /// The stripe and the entry, if the call was entered.
+    pub(crate) fn entry(self) -> Option<(u32, Entered)> {
+        let bits = self.0.get();
+        if bits == TICKET_NONE {
+            return None;
+        }
+        Some((
+            bits & 0xFFF,
+            Entered {
+                place: ((bits >> 12) & 0x7) as u8,
+                shift: ((bits >> 15) & 0x3F) as u8,
+                reuse: ((bits >> 21) & 0x7) as u8,
+                opened: false,
+            },
+        ))
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    const LIMIT: u64 = 1_000; // width 256 (shift 8)
+    const GEN: u32 = 4;
+
+    #[test]
+    fn the_width_lies_between_a_quarter_and_a_half_of_the_limit() {
+        for limit in [
+            4u64,
+            5,
+            7,
+            8,
+            100,
+            1_000,
+            1_000_000_007,
+            u64::MAX / 2,
+            u64::MAX,
+        ] {
+            let width = 1u128 << bucket_shift(limit);
+            let limit = u128::from(limit);
+            assert!(width * 4 > limit && width * 2 <= limit, "{limit}: {width}");
+        }
+        assert_eq!(bucket_shift(1), 0);
+        assert_eq!(bucket_shift(LIMIT), 8);
+    }
+
+    #[test]
+    fn an_end_takes_its_call_out_once() {
+        let ring = OutRing::default();
+        let a = ring.enter(GEN, 10, LIMIT).unwrap();
+        let b = ring.enter(GEN, 20, LIMIT).unwrap();
+        assert!(a.opened && !b.opened);
+        assert_eq!(ring.out(), 2);
+        assert!(ring.leave(a, GEN, 10));
+        assert!(ring.leave(b, GEN, 20));
+        assert_eq!(ring.out(), 0);
+        assert!(!ring.leave(a, GEN, 10), "a second end found a call to take");
+    }
+
+    #[test]
+    fn a_sweep_takes_only_buckets_past_their_due_time() {
+        let ring = OutRing::default();
+        let early = ring.enter(GEN, 100, LIMIT).unwrap(); // bucket [0, 256): due 1256
+        let late = ring.enter(GEN, 300, LIMIT).unwrap(); // bucket [256, 512): due 1512
+        let mut swept = Swept {
+            next_due: u64::MAX,
+            ..Swept::default()
+        };
+        ring.sweep(GEN, true, 1_255, LIMIT, &mut swept);
+        assert_eq!((swept.hung, swept.next_due), (0, 1_256));
+        swept.next_due = u64::MAX;
+        ring.sweep(GEN, true, 1_256, LIMIT, &mut swept);
+        assert_eq!((swept.hung, swept.next_due), (1, 1_512));
+        assert!(
+            !ring.leave(early, GEN, 100),
+            "a call taken by the sweep ended as well"
+        );
+        assert!(ring.leave(late, GEN, 300));
+    }
+
+    #[test]
+    fn a_sweep_removes_calls_of_an_ended_generation_unjudged() {
+        let ring = OutRing::default();
+        let old = ring.enter(GEN, 100, LIMIT).unwrap();
+        let mut swept = Swept {
+            next_due: u64::MAX,
+            ..Swept::default()
+        };
+        ring.sweep(GEN + 2, true, 200, LIMIT, &mut swept);
+        assert_eq!(
+            swept,
+            Swept {
+                hung: 0,
+                ended_generation: 1,
+                next_due: u64::MAX
+            }
+        );
+        assert!(!ring.leave(old, GEN, 100));
+    }
+
+    #[test]
+    fn a_sweep_of_an_open_breaker_judges_nothing() {
+        let ring = OutRing::default();
+        ring.enter(GEN, 100, LIMIT).unwrap();
+        let mut swept = Swept {
+            next_due: u64::MAX,
+            ..Swept::default()
+        };
+        ring.sweep(GEN, false, 5_000, LIMIT, &mut swept);
+        assert_eq!((swept.hung, swept.ended_generation), (0, 0));
+        assert_eq!(ring.out(), 1);
+    }
+
+    #[test]
+    fn a_late_end_never_matches_a_bucket_opened_in_its_place_since() {
+        let ring = OutRing::default();
+        let hung = ring.enter(GEN, 100, LIMIT).unwrap();
+        let mut swept = Swept {
+            next_due: u64::MAX,
+            ..Swept::default()
+        };
+        ring.sweep(GEN, true, 2_000, LIMIT, &mut swept);
+        assert_eq!(swept.hung, 1);
+        // A registration of the same bucket, delayed past the sweep, reopens the same place.
+        let delayed = ring.enter(GEN, 100, LIMIT).unwrap();
+        assert_eq!(delayed.place, hung.place);
+        assert!(
+            !ring.leave(hung, GEN, 100),
+            "the hung call's end took the delayed call"
+        );
+        assert!(ring.leave(delayed, GEN, 100));
+    }
+
+    #[test]
+    fn buckets_that_collide_take_the_next_free_place() {
+        let ring = OutRing::default();
+        // Buckets 0 and 8 (times 0 and 8 * 256) map to the same place.
+        let first = ring.enter(GEN, 0, LIMIT).unwrap();
+        let second = ring.enter(GEN, 8 * 256, LIMIT).unwrap();
+        assert_ne!(first.place, second.place);
+        for bucket in 1..PLACES as u64 - 1 {
+            ring.enter(GEN, bucket * 256, LIMIT).unwrap();
+        }
+        assert_eq!(
+            ring.enter(GEN, 9 * 256, LIMIT),
+            None,
+            "a ninth bucket found a place"
+        );
+        assert!(ring.leave(first, GEN, 0));
+        assert_eq!(
+            ring.enter(GEN, 9 * 256, LIMIT),
+            None,
+            "an empty bucket lost its place before a sweep"
+        );
+        // The first bucket, empty and due, is freed by a sweep.
+        let mut swept = Swept {
+            next_due: u64::MAX,
+            ..Swept::default()
+        };
+        ring.sweep(GEN, true, 256 + LIMIT, LIMIT, &mut swept);
+        assert_eq!(swept.hung, 0);
+        assert_eq!(
+            swept.next_due,
+            2 * 256 + LIMIT,
+            "the next bucket's due time"
+        );
+        assert!(ring.enter(GEN, 9 * 256, LIMIT).unwrap().opened);
+    }
+
+    #[test]
+    fn a_bucket_entered_again_after_its_calls_ended_is_not_opened_again() {
+        let ring = OutRing::default();
+        let first = ring.enter(GEN, 10, LIMIT).unwrap();
+        assert!(ring.leave(first, GEN, 10));
+        let again = ring.enter(GEN, 20, LIMIT).unwrap();
+        assert!(
+            !again.opened,
+            "its due time was lowered again for the same bucket"
+        );
+        assert_eq!((again.place, again.reuse), (first.place, first.reuse));
+        assert!(ring.leave(again, GEN, 20));
+    }
+
+    #[test]
+    fn the_due_time_survives_the_bucket_number_wrapping_and_a_clock_slightly_behind() {
+        let ring = OutRing::default();
+        let issued = (5u64 << (BUCKET_BITS + 8)) + 1_000; // far past 2^23 buckets of 256 ns
+        ring.enter(GEN, issued, LIMIT).unwrap();
+        let word = ring
+            .places
+            .iter()
+            .map(|w| w.load(Ordering::Relaxed))
+            .max()
+            .unwrap();
+        let end = (issued >> 8 << 8) + 256;
+        assert_eq!(due_time(word, issued, LIMIT), end + LIMIT);
+        assert_eq!(
+            due_time(word, issued - 600, LIMIT),
+            end + LIMIT,
+            "clock behind"
+        );
+        assert_eq!(due_time(word, issued + 1_000_000, LIMIT), end + LIMIT);
+    }
+
+    #[test]
+    fn a_ticket_gives_back_its_entry() {
+        let entered = Entered {
+            place: 7,
+            shift: 63,
+            reuse: 5,
+            opened: false,
+        };
+        assert_eq!(OutTicket::new(256, entered).entry(), Some((256, entered)));
+        assert_eq!(OutTicket::NONE.entry(), None);
+    }
+}

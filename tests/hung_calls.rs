@@ -1,0 +1,281 @@
+//! Calls that hang: with a `slow_call` limit, a closed call still out longer than the limit
+//! is judged slow at the next call after that, without waiting for it to end, and its own end
+//! records nothing more.
+
+use std::time::Duration;
+
+use hotbreaker::{Breaker, Config, ManualClock, Permit, State};
+
+const LIMIT: Duration = Duration::from_millis(100);
+/// A call out this long has been judged by the next call: the limit and a half.
+const JUDGED_BY: Duration = Duration::from_millis(150);
+
+/// A breaker that trips on three failures in a row, timing calls against [`LIMIT`].
+fn breaker() -> (Breaker<ManualClock>, ManualClock) {
+    let clock = ManualClock::new();
+    let breaker = Breaker::builder()
+        .consecutive_failures(3)
+        .slow_call(LIMIT)
+        .open_duration(Duration::from_secs(10))
+        .count_successes(true)
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    (breaker, clock)
+}
+
+/// Successes, failures, slow calls, hung calls, released permits.
+fn counts(breaker: &Breaker<ManualClock>) -> (Option<u64>, u64, u64, u64, u64) {
+    let m = breaker.metrics();
+    (
+        m.successes,
+        m.failures,
+        m.slow_calls,
+        m.hung_calls,
+        m.released,
+    )
+}
+
+fn hold(breaker: &Breaker<ManualClock>, calls: usize) -> Vec<Permit<'_, ManualClock>> {
+    (0..calls)
+        .map(|_| breaker.try_acquire().expect("closed"))
+        .collect()
+}
+
+#[test]
+fn calls_that_hang_trip_the_breaker_before_they_end() {
+    let (breaker, clock) = breaker();
+    let hung = hold(&breaker, 3);
+    clock.advance(JUDGED_BY);
+    let rejected = breaker
+        .try_acquire()
+        .expect_err("the three hung calls tripped the breaker before this call was let through");
+    assert_eq!(rejected.state(), State::Open);
+    assert_eq!(counts(&breaker), (Some(0), 3, 3, 3, 0));
+    // They end at last, one as a success: nothing more is recorded.
+    let mut hung = hung.into_iter();
+    hung.next().unwrap().success();
+    hung.next().unwrap().failure();
+    drop(hung.next().unwrap());
+    assert_eq!(counts(&breaker), (Some(0), 3, 3, 3, 0));
+    assert_eq!(breaker.metrics().openings, 1);
+}
+
+#[test]
+fn a_call_is_not_judged_before_it_has_been_out_longer_than_the_limit() {
+    let (breaker, clock) = breaker();
+    let out = breaker.try_acquire().unwrap();
+    clock.advance(LIMIT);
+    breaker.try_acquire().unwrap().success();
+    assert_eq!(
+        breaker.metrics().hung_calls,
+        0,
+        "judged at exactly the limit"
+    );
+    clock.advance(JUDGED_BY - LIMIT);
+    breaker.try_acquire().unwrap().success();
+    assert_eq!(
+        breaker.metrics().hung_calls,
+        1,
+        "not judged at the limit and a half"
+    );
+    out.success();
+    assert_eq!(counts(&breaker), (Some(2), 1, 1, 1, 0));
+}
+
+#[test]
+fn a_call_that_ends_in_time_is_judged_by_its_end_alone() {
+    let (breaker, clock) = breaker();
+    let quick = breaker.try_acquire().unwrap();
+    let slow = breaker.try_acquire().unwrap();
+    clock.advance(LIMIT / 2);
+    quick.success();
+    clock.advance(LIMIT);
+    slow.success(); // out 150 ms: slow at its end, before any sweep
+    clock.advance(JUDGED_BY * 4);
+    breaker.try_acquire().unwrap().success();
+    assert_eq!(counts(&breaker), (Some(2), 1, 1, 0, 0));
+}
+
+#[test]
+fn a_hung_call_dropped_without_a_verdict_is_not_released_as_well() {
+    let (breaker, clock) = breaker();
+    let out = breaker.try_acquire().unwrap();
+    clock.advance(JUDGED_BY);
+    breaker.try_acquire().unwrap().success();
+    drop(out);
+    assert_eq!(counts(&breaker), (Some(1), 1, 1, 1, 0));
+    assert_eq!(breaker.metrics().permitted(), Some(2));
+}
+
+#[test]
+fn many_calls_out_from_one_thread_are_judged_as_each_hangs() {
+    // An async thread with thousands of requests out to a dependency that stopped answering:
+    // a call every millisecond, over more than twenty limits, through many buckets.
+    let clock = ManualClock::new();
+    let breaker = Breaker::builder()
+        .failure_rate(0.5, 100)
+        .slow_call(LIMIT)
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    let mut out = Vec::new();
+    let mut tripped_at = None;
+    for ms in 0..3_000u64 {
+        match breaker.try_acquire() {
+            Ok(permit) => out.push(permit),
+            Err(_) => {
+                tripped_at = Some(ms);
+                break;
+            }
+        }
+        clock.advance(Duration::from_millis(1));
+    }
+    let tripped_at = tripped_at.expect("the hung calls never tripped the breaker");
+    // The window judges once it holds 100 outcomes, here 100 hung calls: the 100th call (at
+    // 99 ms) is judged after 199 ms, and by 249 ms.
+    assert!(
+        (200..=250).contains(&tripped_at),
+        "tripped after {tripped_at} ms"
+    );
+    let metrics = breaker.metrics();
+    // Judged: every call out longer than the limit when the last sweep ran, and no other.
+    assert!(
+        (100..=tripped_at - 100).contains(&metrics.hung_calls),
+        "{metrics:?}"
+    );
+    assert_eq!(metrics.slow_calls, metrics.hung_calls);
+    assert_eq!(metrics.openings, 1);
+    let hung = metrics.hung_calls;
+    drop(out);
+    let metrics = breaker.metrics();
+    assert_eq!(
+        metrics.released,
+        tripped_at - hung,
+        "every call not judged was released: {metrics:?}"
+    );
+}
+
+#[test]
+fn calls_of_an_earlier_generation_are_released_not_judged() {
+    let (breaker, clock) = breaker();
+    let old = breaker.try_acquire().unwrap();
+    breaker.reset(); // a new closed generation: the old call's verdict no longer counts
+    clock.advance(JUDGED_BY);
+    breaker.try_acquire().unwrap().success();
+    assert_eq!(counts(&breaker), (Some(1), 0, 0, 0, 1));
+    old.failure();
+    assert_eq!(counts(&breaker), (Some(1), 0, 0, 0, 1));
+    assert_eq!(breaker.metrics().consecutive_failures, 0);
+}
+
+#[test]
+fn calls_of_eight_ended_generations_make_room_for_a_new_one() {
+    // Each generation's calls fill a place of their own in the thread's ring of buckets; a
+    // call that finds every place taken sweeps at once, which frees the ended ones.
+    let (breaker, clock) = breaker();
+    let mut old = Vec::new();
+    for _ in 0..8 {
+        old.push(breaker.try_acquire().unwrap());
+        breaker.reset();
+    }
+    let held = hold(&breaker, 3);
+    assert_eq!(
+        breaker.metrics().released,
+        8,
+        "the ended calls were not swept"
+    );
+    clock.advance(JUDGED_BY);
+    assert!(
+        breaker.try_acquire().is_err(),
+        "the new generation's calls found no place and were not judged"
+    );
+    assert_eq!(breaker.metrics().hung_calls, 3);
+    drop((old, held));
+}
+
+#[test]
+fn a_call_can_end_on_another_thread() {
+    let (breaker, clock) = breaker();
+    let hung = hold(&breaker, 2);
+    let ended_in_time = breaker.try_acquire().unwrap();
+    std::thread::scope(|scope| {
+        scope.spawn(move || ended_in_time.success());
+    });
+    clock.advance(JUDGED_BY);
+    std::thread::scope(|scope| {
+        scope.spawn(|| breaker.try_acquire().unwrap().success());
+    });
+    assert_eq!(counts(&breaker), (Some(2), 2, 2, 2, 0));
+    std::thread::scope(|scope| {
+        scope.spawn(move || hung.into_iter().for_each(Permit::success));
+    });
+    assert_eq!(counts(&breaker), (Some(2), 2, 2, 2, 0));
+}
+
+#[test]
+fn a_new_limit_judges_the_calls_already_out_from_the_end_of_their_bucket() {
+    let (breaker, clock) = breaker();
+    let config = breaker.config();
+    breaker
+        .reconfigure(Config {
+            slow_call: Some(LIMIT * 100),
+            ..config
+        })
+        .unwrap();
+    let out = breaker.try_acquire().unwrap();
+    clock.advance(JUDGED_BY);
+    breaker.try_acquire().unwrap().success();
+    assert_eq!(
+        breaker.metrics().hung_calls,
+        0,
+        "judged by the limit it was issued under"
+    );
+    breaker.reconfigure(config).unwrap();
+    breaker.try_acquire().unwrap().success();
+    assert_eq!(
+        breaker.metrics().hung_calls,
+        0,
+        "judged before the end of its bucket"
+    );
+    // Its bucket (at most half the old limit wide) has ended, and the new limit passed since.
+    clock.advance(LIMIT * 50 + LIMIT);
+    breaker.try_acquire().unwrap().success();
+    assert_eq!(
+        breaker.metrics().hung_calls,
+        1,
+        "not judged by the new, shorter limit"
+    );
+    drop(out);
+}
+
+#[test]
+fn without_a_limit_nothing_is_judged_while_out() {
+    let (breaker, clock) = breaker();
+    let out = breaker.try_acquire().unwrap();
+    breaker
+        .reconfigure(Config {
+            slow_call: None,
+            ..breaker.config()
+        })
+        .unwrap();
+    clock.advance(JUDGED_BY * 10);
+    breaker.try_acquire().unwrap().success();
+    assert_eq!(breaker.metrics().hung_calls, 0);
+    out.success(); // its limit is gone too: a success
+    assert_eq!(counts(&breaker), (Some(2), 0, 0, 0, 0));
+}
+
+#[test]
+fn probes_are_left_to_the_probe_timeout() {
+    let (breaker, clock) = breaker();
+    breaker.open_for(Duration::from_millis(1)).unwrap();
+    clock.advance(Duration::from_millis(1));
+    let probe = breaker.try_acquire().unwrap();
+    assert!(probe.is_probe());
+    clock.advance(JUDGED_BY * 10);
+    assert!(breaker.try_acquire().is_err(), "the probe is still out");
+    assert_eq!(breaker.metrics().hung_calls, 0);
+    probe.success(); // slow at its end: the probe failed
+    assert_eq!(breaker.metrics().state, State::Open);
+}
