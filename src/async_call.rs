@@ -19,7 +19,9 @@ impl<C: Clock> Breaker<C> {
     /// So a timeout belongs *inside* the call, as part of `future`
     /// (`breaker.call_async(async { tokio::time::timeout(d, fetch()).await? })`): then a
     /// dependency that hangs fails the call and trips the breaker. A timeout around the
-    /// returned future only cancels it, which counts as nothing.
+    /// returned future only cancels it, which counts as nothing. With a
+    /// [`slow_call`](crate::Builder::slow_call) limit, a call still out past the limit counts
+    /// as a failure by then anyway, whether it is cancelled later or not.
     ///
     /// # Errors
     ///

@@ -172,10 +172,20 @@ impl<C: Clock> Builder<C> {
     ///
     /// The time is taken on the breaker's clock, from the permit's admission to its verdict
     /// (for [`Breaker::call`] and the async and tower calls, around the call itself). Only
-    /// successes are judged: a failure is a failure however long it took. Every call then
-    /// reads the clock twice and takes the breaker's out-of-line path, so the healthy path
-    /// is no longer free. A call that never returns is never judged: put a timeout inside
-    /// the call for that (see the README).
+    /// successes are judged: a failure is a failure however long it took.
+    ///
+    /// A call does not have to end to be judged: a closed call still out longer than the
+    /// limit is a slow call (a failure, for every rule) at the first call admitted after that,
+    /// by which time it has been out between the limit and one and a half times the limit (calls
+    /// are grouped by issue time in buckets up to half the limit wide). Its own end, if it
+    /// ever comes, then records nothing more. Such calls are also counted in
+    /// [`Metrics::hung_calls`](crate::Metrics::hung_calls). So a dependency that stops answering
+    /// trips the breaker although no call returns; half-open probes have their own
+    /// [`probe_timeout`](Builder::probe_timeout).
+    ///
+    /// The cost: every call reads the clock twice and takes the breaker's out-of-line path,
+    /// with two atomic read-modify-writes on the thread's own stripe (entering and leaving
+    /// the calls out), so the healthy path is no longer free.
     ///
     /// # Errors
     ///

@@ -235,10 +235,12 @@ pub struct Config {
     /// Switched on by a reconfiguration, the count starts from there.
     pub count_successes: bool,
     /// A success recorded longer than this after its permit was issued counts as a failure
-    /// (and in [`Metrics::slow_calls`](crate::Metrics::slow_calls)). `None`: how long a call
-    /// takes does not matter. With a limit, every permit reads the clock when it is issued
-    /// and when its success is recorded, which takes calls off the healthy path (about two
-    /// clock reads per call). In a configuration file, a duration such as `"250ms"`.
+    /// (and in [`Metrics::slow_calls`](crate::Metrics::slow_calls)), and so does a closed call
+    /// still out that long, judged at a later call without waiting for its end (see
+    /// [`Builder::slow_call`](crate::Builder::slow_call)). `None`: how long a call takes does
+    /// not matter. With a limit, every permit reads the clock when it is issued and when its
+    /// success is recorded, which takes calls off the healthy path (about two clock reads per
+    /// call). In a configuration file, a duration such as `"250ms"`.
     #[cfg_attr(
         feature = "serde",
         serde(

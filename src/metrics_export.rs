@@ -12,6 +12,7 @@
 //! | [`CALLS`] `hotbreaker_calls_total` | counter | `breaker`, `outcome` = `success`, `failure`, `ignored`, `released` | [`export`] |
 //! | [`REJECTED`] `hotbreaker_rejected_total` | counter | `breaker` | [`export`] |
 //! | [`SLOW_CALLS`] `hotbreaker_slow_calls_total` | counter, of the failures | `breaker` | [`export`] |
+//! | [`HUNG_CALLS`] `hotbreaker_hung_calls_total` | counter, of the slow calls | `breaker` | [`export`] |
 //! | [`STATE`] `hotbreaker_state` | gauge, 1 for the current state and 0 for the others | `breaker`, `state` | [`export`], [`count_transitions`] |
 //! | [`FAILURE_RATE`] `hotbreaker_window_failure_rate` | gauge, while closed | `breaker` | [`export`] |
 //! | [`TRANSITIONS`] `hotbreaker_transitions_total` | counter | `breaker`, `from`, `to` | [`count_transitions`] |
@@ -47,6 +48,9 @@ pub const REJECTED: &str = "hotbreaker_rejected_total";
 /// Successes counted as failures because they took longer than the `slow_call` limit
 /// (included in the `failure` outcome of [`CALLS`]).
 pub const SLOW_CALLS: &str = "hotbreaker_slow_calls_total";
+/// Calls judged slow while still out, because they were out longer than the `slow_call`
+/// limit (included in [`SLOW_CALLS`]).
+pub const HUNG_CALLS: &str = "hotbreaker_hung_calls_total";
 /// State transitions, by `from` and `to` state.
 pub const TRANSITIONS: &str = "hotbreaker_transitions_total";
 /// 1 for the breaker's current `state`, 0 for the others.
@@ -79,6 +83,11 @@ pub fn describe() {
         SLOW_CALLS,
         Unit::Count,
         "Successes the circuit breaker counted as failures because they were too slow."
+    );
+    describe_counter!(
+        HUNG_CALLS,
+        Unit::Count,
+        "Calls the circuit breaker counted as slow while they were still out."
     );
     describe_counter!(
         TRANSITIONS,
@@ -119,6 +128,7 @@ pub fn export<C: Clock>(name: &str, breaker: &Breaker<C>) {
     }
     counter!(REJECTED, "breaker" => name.to_owned()).absolute(metrics.rejected);
     counter!(SLOW_CALLS, "breaker" => name.to_owned()).absolute(metrics.slow_calls);
+    counter!(HUNG_CALLS, "breaker" => name.to_owned()).absolute(metrics.hung_calls);
     set_state(name, metrics.state);
     gauge!(FAILURE_RATE, "breaker" => name.to_owned()).set(metrics.failure_rate());
 }

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use hotbreaker::metrics_export::{
-    self, CALLS, FAILURE_RATE, REJECTED, SLOW_CALLS, STATE, TRANSITIONS,
+    self, CALLS, FAILURE_RATE, HUNG_CALLS, REJECTED, SLOW_CALLS, STATE, TRANSITIONS,
 };
 use hotbreaker::{Breaker, ManualClock, Registry};
 use metrics::{
@@ -226,4 +226,30 @@ fn the_registry_exports_every_breaker_under_its_name() {
         recorder.counter(&transitions("users", "closed", "open")),
         Some(1)
     );
+}
+
+#[test]
+fn a_hung_call_is_exported_as_slow_and_hung() {
+    let recorder = TestRecorder::default();
+    let clock = ManualClock::new();
+    let breaker = Breaker::builder()
+        .consecutive_failures(5)
+        .slow_call(Duration::from_millis(100))
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    with_local_recorder(&recorder, || {
+        let hung = breaker.try_acquire().unwrap();
+        let late = breaker.try_acquire().unwrap();
+        clock.advance(Duration::from_millis(120));
+        late.success(); // slow when it ends, before any later call
+        clock.advance(Duration::from_millis(100));
+        breaker.try_acquire().unwrap().success(); // judges the call still out
+        metrics_export::export("search", &breaker);
+        drop(hung);
+    });
+    let counter = |name: &str| recorder.counter(&format!("{name}{{breaker=search}}"));
+    assert_eq!(counter(SLOW_CALLS), Some(2));
+    assert_eq!(counter(HUNG_CALLS), Some(1));
+    assert_eq!(recorder.counter(&calls("search", "failure")), Some(2));
 }
