@@ -308,11 +308,19 @@ impl<C: Clock> Breaker<C> {
         }
         // Relaxed: stored before the timing bit that sent this call here; see `timed_verdict`.
         let limit = self.control.slow_call_nanos.load(Ordering::Relaxed);
+        if limit == u64::MAX {
+            // The limit is being removed (the timing bit is about to go): a bucket entered now
+            // would never be due.
+            return Ok(Timing {
+                issued_at: now,
+                ticket: OutTicket::NONE,
+            });
+        }
         let (stripe_index, stripe) = self.stripes.local_indexed();
         let mut entered = stripe.calls_out.enter(generation, now, limit);
         if entered.is_none() {
-            // Every place holds another bucket: those of an ended generation go only in a
-            // sweep, so sweep now (whatever the due time says) and try once more.
+            // Every place holds a bucket: a sweep frees those of ended generations and those
+            // left empty, so sweep now (whatever the due time says) and try once more.
             self.calls_out.due.fetch_min(0, Ordering::AcqRel);
             self.sweep_before_admitting(word, now)?;
             entered = stripe.calls_out.enter(generation, now, limit);
@@ -383,9 +391,13 @@ impl<C: Clock> Breaker<C> {
             ..Swept::default()
         };
         for stripe in self.stripes.all() {
-            stripe
-                .calls_out
-                .sweep(word.generation(), word.is_closed(), now, limit, &mut swept);
+            stripe.calls_out.sweep(
+                word.generation(),
+                word.is_closed(),
+                || self.clock.now_nanos(),
+                limit,
+                &mut swept,
+            );
         }
         self.calls_out
             .due
@@ -397,7 +409,9 @@ impl<C: Clock> Breaker<C> {
         }
         local.add(Counter::Failures, swept.hung);
         local.add(Counter::SlowCalls, swept.hung);
-        self.calls_out.hung.fetch_add(swept.hung, Ordering::Relaxed);
+        // Release, after the stripes' counts: `metrics` loads this first (acquire), so a
+        // snapshot never shows more hung calls than slow calls.
+        self.calls_out.hung.fetch_add(swept.hung, Ordering::Release);
         let generation = word.generation();
         for _ in 0..swept.hung {
             match self
@@ -437,15 +451,16 @@ impl<C: Clock> Breaker<C> {
         self.record(generation, kind, outcome);
     }
 
-    /// Whether the call of a timed permit still counts: `false` if a sweep took it first.
-    fn leave_calls_out(&self, generation: u32, timing: Timing) -> bool {
+    /// Whether the call of a timed permit, ending at `now`, still counts: `false` if a sweep
+    /// took it first (or will: see `OutRing::leave`).
+    fn leave_calls_out(&self, generation: u32, timing: Timing, now: u64) -> bool {
         match timing.ticket.entry() {
-            Some((stripe, entered)) => {
-                self.stripes
-                    .by_index(stripe)
-                    .calls_out
-                    .leave(entered, generation, timing.issued_at)
-            }
+            Some((stripe, entered)) => self.stripes.by_index(stripe).calls_out.leave(
+                entered,
+                generation,
+                timing.issued_at,
+                now,
+            ),
             None => true,
         }
     }
@@ -457,14 +472,15 @@ impl<C: Clock> Breaker<C> {
     /// permit's admission read that bit with `Acquire`.
     #[inline(never)]
     fn timed_verdict(&self, generation: u32, timing: Timing, outcome: Outcome) -> Option<Outcome> {
-        if !self.leave_calls_out(generation, timing) {
+        let now = self.clock.now_nanos();
+        if !self.leave_calls_out(generation, timing, now) {
             return None;
         }
         if outcome != Outcome::Success {
             return Some(outcome);
         }
         let limit = self.control.slow_call_nanos.load(Ordering::Relaxed);
-        if self.clock.now_nanos().saturating_sub(timing.issued_at) > limit {
+        if now.saturating_sub(timing.issued_at) > limit {
             self.stripes.bump(Counter::SlowCalls);
             Some(Outcome::Failure)
         } else {
@@ -710,7 +726,7 @@ impl<C: Clock> Breaker<C> {
     /// A permit of `generation` ended without a verdict.
     pub(crate) fn release(&self, generation: u32, kind: PermitKind, timing: Option<Timing>) {
         if let Some(timing) = timing {
-            if !self.leave_calls_out(generation, timing) {
+            if !self.leave_calls_out(generation, timing, self.clock.now_nanos()) {
                 return; // a sweep counted it already
             }
         }
@@ -1172,6 +1188,8 @@ impl<C: Clock> Breaker<C> {
     /// the threads that updated it are done (joined, or synchronized with the reader), and
     /// may lag by the calls in progress otherwise.
     pub fn metrics(&self) -> Metrics {
+        // Before the stripes: see `sweep_calls_out`.
+        let hung_calls = self.calls_out.hung.load(Ordering::Acquire);
         let word = StateWord(self.control.state.load(Ordering::Acquire));
         let window = if word.is_closed() {
             self.window
@@ -1192,7 +1210,7 @@ impl<C: Clock> Breaker<C> {
             released: self.stripes.total(Counter::Released),
             rejected: self.stripes.total(Counter::Rejected),
             slow_calls: self.stripes.total(Counter::SlowCalls),
-            hung_calls: self.calls_out.hung.load(Ordering::Relaxed),
+            hung_calls,
             openings: self.transitions.openings.load(Ordering::Relaxed),
             half_openings: self.transitions.half_openings.load(Ordering::Relaxed),
             closings: self.transitions.closings.load(Ordering::Relaxed),

@@ -185,7 +185,11 @@ impl<C: Clock> Builder<C> {
     ///
     /// The cost: every call reads the clock twice and takes the breaker's out-of-line path,
     /// with two atomic read-modify-writes on the thread's own stripe (entering and leaving
-    /// the calls out), so the healthy path is no longer free.
+    /// the calls out), so the healthy path is no longer free. Threads beyond the
+    /// [`stripes`](Builder::stripes) share one stripe and contend on it; a call that ends on
+    /// another thread writes to the issuing thread's stripe. After the limit is lowered, calls
+    /// already out are judged by the new limit counted from the end of their bucket (up to half
+    /// the old limit wide).
     ///
     /// # Errors
     ///

@@ -21,42 +21,51 @@
 //! and a sweep cannot both count the same call:
 //!
 //! ```text
-//!  63          41 40     38 37     32 31           18  17  16               0
+//!  63          45 44     42 41     36 35           18  17  16               0
 //! +--------------+---------+---------+---------------+-----+------------------+
-//! | bucket (23)  | reuse(3)| shift(6)| generation(14)|taken|  calls out (17)  |
+//! | bucket (19)  | reuse(3)| shift(6)| generation(18)|taken|  calls out (17)  |
 //! +--------------+---------+---------+---------------+-----+------------------+
 //! ```
 //!
-//! - *bucket*: the issue time shifted right by *shift* (the width's log2), low 23 bits;
+//! - *bucket*: the issue time shifted right by *shift* (the width's log2), low 19 bits. A
+//!   sweep reads the clock after reading the word, so the bucket can only be behind that time
+//!   (or ahead by a clock difference between cores, taken as up to two buckets): it is the
+//!   latest bucket with these low bits at or before that time. After a spell of more than
+//!   2^19 widths without a sweep (no calls), a bucket may read as younger than it is, and is
+//!   judged up to one and a half limits late, never early;
 //! - *reuse*: how many times this place in the ring was opened for a new bucket, low 3 bits,
 //!   so that a late end of a call taken from an earlier bucket here never matches a bucket
 //!   opened here since, even one of the same time (a registration delayed past the sweep);
-//! - *generation*: the closed generation the calls were issued in (low 14 bits of the state
+//! - *generation*: the closed generation the calls were issued in (low 18 bits of the state
 //!   word's): a call of an earlier generation no longer feeds any rule, so a sweep removes it
-//!   without judging it and counts it as released;
+//!   without judging it and counts it as released (a call left out while 262,144 transitions
+//!   pass with no sweep between would be taken for one of the current generation);
 //! - *taken*: the place is free: a sweep took its bucket (or it was never used); the rest of
 //!   the word stays, so that the reuse count carries on.
 //!
-//! A call that finds no place (all eight hold buckets not yet due, which takes a change of
-//! the limit or of the generation while calls hang) makes the breaker sweep at once, and tries
-//! again; if there is still none, it is not entered: it is judged when it ends, as without
-//! this module.
+//! A sweep frees, besides the buckets it takes, every empty bucket whose stretch of time is
+//! over or whose width is not the current limit's, so the places hold at most the buckets of
+//! calls still out and not yet due, and the current stretch's. A call that finds no place
+//! (more than eight such buckets: many calls hanging through a change of the limit or of the
+//! generation) makes the breaker sweep at once and tries again; if there is still none, it is
+//! not entered: it is judged when it ends, as without this module.
 
 use std::num::NonZeroU32;
 
 use crate::sync::{AtomicU64, Ordering};
 
-/// Places in a stripe's ring. A bucket holds its place from its first call until the first
-/// sweep after its due time, about six widths (see [`bucket_shift`]), so eight leave room to
-/// spare.
+/// Places in a stripe's ring. A bucket with calls out holds its place until the first sweep
+/// after its due time, about six widths (see [`bucket_shift`]) while calls keep coming; an
+/// empty one until the first sweep after its stretch is over. Eight leave room to spare.
 pub(crate) const PLACES: usize = 8;
 
 const COUNT_BITS: u32 = 17;
 const COUNT_MASK: u64 = (1 << COUNT_BITS) - 1;
 const TAKEN: u64 = 1 << COUNT_BITS;
 const GENERATION_SHIFT: u32 = COUNT_BITS + 1;
-const GENERATION_MASK: u64 = (1 << 14) - 1;
-const SHIFT_SHIFT: u32 = GENERATION_SHIFT + 14;
+const GENERATION_BITS: u32 = 18;
+const GENERATION_MASK: u64 = (1 << GENERATION_BITS) - 1;
+const SHIFT_SHIFT: u32 = GENERATION_SHIFT + GENERATION_BITS;
 const SHIFT_MASK: u64 = (1 << 6) - 1;
 const REUSE_SHIFT: u32 = SHIFT_SHIFT + 6;
 const REUSE_MASK: u64 = (1 << 3) - 1;
@@ -65,6 +74,12 @@ const BUCKET_BITS: u32 = 64 - BUCKET_SHIFT;
 const BUCKET_MASK: u64 = (1 << BUCKET_BITS) - 1;
 /// Everything that names a bucket: all but the count and the taken bit.
 const NAME_MASK: u64 = !(COUNT_MASK | TAKEN);
+/// How far ahead of a sweep's clock reading a bucket may be: two buckets, for clock readings
+/// on different cores. Further ahead, it is a bucket of long ago whose number wrapped.
+const AHEAD: u64 = 2;
+/// A call out this many widths has hung far longer than the limit, and its bucket's number
+/// may have wrapped: its end leaves the judging to a sweep (see [`OutRing::leave`]).
+const LONG_OUT_WIDTHS: u64 = 1 << (BUCKET_BITS - 1);
 
 /// The log2 of the bucket width for a slow-call `limit` in nanoseconds: the width is a power
 /// of two in (limit / 4, limit / 2], so a hanging call is judged after between the limit and
@@ -173,12 +188,26 @@ impl OutRing {
         None
     }
 
-    /// Ends the call entered as `entered` (of `generation`, issued at `issued_at`): `true` if
-    /// this end took it out of its bucket, so its verdict counts; `false` if a sweep took it
-    /// first (it was judged slow, or its generation had ended), so its verdict must not count
-    /// again.
-    pub(crate) fn leave(&self, entered: Entered, generation: u32, issued_at: u64) -> bool {
+    /// Ends the call entered as `entered` (of `generation`, issued at `issued_at`) at `now`:
+    /// `true` if this end took it out of its bucket, so its verdict counts; `false` if a sweep
+    /// took it first (it was judged slow, or its generation had ended), so its verdict must
+    /// not count again.
+    ///
+    /// A call out more than 2^18 widths (over 65,000 limits) also gets `false` without
+    /// touching its bucket: by then a bucket opened in its place since may carry the same
+    /// name, its number having wrapped. If its own bucket is still there (no call came in all
+    /// that time), the next sweep takes it, as the hung call it is.
+    pub(crate) fn leave(
+        &self,
+        entered: Entered,
+        generation: u32,
+        issued_at: u64,
+        now: u64,
+    ) -> bool {
         let shift = u32::from(entered.shift);
+        if now.saturating_sub(issued_at) >> shift >= LONG_OUT_WIDTHS {
+            return false;
+        }
         let mine =
             name(generation, shift, issued_at >> shift) | u64::from(entered.reuse) << REUSE_SHIFT;
         let word = &self.places[usize::from(entered.place)];
@@ -194,10 +223,12 @@ impl OutRing {
         }
     }
 
-    /// Takes, at `now`, every bucket that is due under `limit` and belongs to `generation`
-    /// (the breaker's current one, and closed if `closed`), and every bucket of any other
-    /// generation, freeing their places; adds the calls it took to `swept`, and the due times
-    /// of the buckets it left.
+    /// Takes every bucket that is due under `limit` and belongs to `generation` (the
+    /// breaker's current one, and closed if `closed`), and every bucket of any other
+    /// generation; frees them and every empty bucket whose stretch is over or whose width is
+    /// not that of `limit`. Adds the calls it took to `swept`, and the due times of the
+    /// buckets it left. `now` reads the clock: once for each bucket, after reading its word,
+    /// so that no call in it was issued after that time.
     ///
     /// Each take is a compare-and-swap from the word as read, so a call that ends meanwhile is
     /// either counted by its end (the swap fails and the word is read again) or by this sweep
@@ -206,22 +237,24 @@ impl OutRing {
         &self,
         generation: u32,
         closed: bool,
-        now: u64,
+        now: impl Fn() -> u64,
         limit: u64,
         swept: &mut Swept,
     ) {
         let current = generation_tag(generation);
+        let current_shift = u64::from(bucket_shift(limit));
         for word in &self.places {
             let mut seen = word.load(Ordering::Relaxed);
-            loop {
+            while seen & TAKEN == 0 {
+                let now = now();
                 let out = seen & COUNT_MASK;
-                if seen & TAKEN != 0 {
-                    break;
-                }
                 let ended = (seen >> GENERATION_SHIFT) & GENERATION_MASK != current;
-                let due = due_time(seen, now, limit);
+                let end = end_time(seen, now);
+                let due = end.saturating_add(limit);
                 let hung = closed && due <= now;
-                if !ended && !hung {
+                let stale =
+                    out == 0 && (end <= now || (seen >> SHIFT_SHIFT) & SHIFT_MASK != current_shift);
+                if !ended && !hung && !stale {
                     swept.next_due = swept.next_due.min(due);
                     break;
                 }
@@ -237,7 +270,7 @@ impl OutRing {
                         }
                         break;
                     }
-                    Err(now_seen) => seen = now_seen,
+                    Err(current_word) => seen = current_word,
                 }
             }
         }
@@ -253,20 +286,21 @@ impl OutRing {
     }
 }
 
-/// The due time of the bucket in `word` under `limit`: its end plus the limit, when every call
-/// in it has been out longer than the limit. The word keeps the bucket's low 23 bits; the rest
-/// are `now`'s, within 2^22 buckets either way (a clock read on another core may be a little
-/// ahead of `now`).
-fn due_time(word: u64, now: u64, limit: u64) -> u64 {
+/// The end of the stretch of time of the bucket in `word`, read at `now` (after the word):
+/// the word keeps the bucket's low bits, and the bucket is the latest one with those bits at
+/// or before `now`'s, unless it is at most [`AHEAD`] buckets after it.
+fn end_time(word: u64, now: u64) -> u64 {
     let shift = ((word >> SHIFT_SHIFT) & SHIFT_MASK) as u32;
     let kept = (word >> BUCKET_SHIFT) & BUCKET_MASK;
-    let now_bucket = now >> shift;
-    // How far the word's bucket is behind now's, as a signed 23-bit number.
-    let behind = now_bucket.wrapping_sub(kept) & BUCKET_MASK;
-    let behind = ((behind << (64 - BUCKET_BITS)) as i64) >> (64 - BUCKET_BITS);
-    let bucket = (i128::from(now_bucket) - i128::from(behind)).max(0) as u128;
-    let end = ((bucket + 1) << shift).min(u128::from(u64::MAX)) as u64;
-    end.saturating_add(limit)
+    let now_bucket = u128::from(now >> shift);
+    let behind = u128::from((now >> shift).wrapping_sub(kept) & BUCKET_MASK);
+    let ahead = (u128::from(BUCKET_MASK) + 1 - behind) % (u128::from(BUCKET_MASK) + 1);
+    let bucket = if ahead <= u128::from(AHEAD) {
+        now_bucket + ahead
+    } else {
+        now_bucket.saturating_sub(behind)
+    };
+    (((bucket + 1) << shift).min(u128::from(u64::MAX))) as u64
 }
 
 fn name(generation: u32, shift: u32, bucket: u64) -> u64 {
@@ -363,10 +397,13 @@ mod tests {
         let b = ring.enter(GEN, 20, LIMIT).unwrap();
         assert!(a.opened && !b.opened);
         assert_eq!(ring.out(), 2);
-        assert!(ring.leave(a, GEN, 10));
-        assert!(ring.leave(b, GEN, 20));
+        assert!(ring.leave(a, GEN, 10, 10));
+        assert!(ring.leave(b, GEN, 20, 20));
         assert_eq!(ring.out(), 0);
-        assert!(!ring.leave(a, GEN, 10), "a second end found a call to take");
+        assert!(
+            !ring.leave(a, GEN, 10, 10),
+            "a second end found a call to take"
+        );
     }
 
     #[test]
@@ -378,16 +415,16 @@ mod tests {
             next_due: u64::MAX,
             ..Swept::default()
         };
-        ring.sweep(GEN, true, 1_255, LIMIT, &mut swept);
+        ring.sweep(GEN, true, || 1_255, LIMIT, &mut swept);
         assert_eq!((swept.hung, swept.next_due), (0, 1_256));
         swept.next_due = u64::MAX;
-        ring.sweep(GEN, true, 1_256, LIMIT, &mut swept);
+        ring.sweep(GEN, true, || 1_256, LIMIT, &mut swept);
         assert_eq!((swept.hung, swept.next_due), (1, 1_512));
         assert!(
-            !ring.leave(early, GEN, 100),
+            !ring.leave(early, GEN, 100, 100),
             "a call taken by the sweep ended as well"
         );
-        assert!(ring.leave(late, GEN, 300));
+        assert!(ring.leave(late, GEN, 300, 300));
     }
 
     #[test]
@@ -398,7 +435,7 @@ mod tests {
             next_due: u64::MAX,
             ..Swept::default()
         };
-        ring.sweep(GEN + 2, true, 200, LIMIT, &mut swept);
+        ring.sweep(GEN + 2, true, || 200, LIMIT, &mut swept);
         assert_eq!(
             swept,
             Swept {
@@ -407,7 +444,7 @@ mod tests {
                 next_due: u64::MAX
             }
         );
-        assert!(!ring.leave(old, GEN, 100));
+        assert!(!ring.leave(old, GEN, 100, 100));
     }
 
     #[test]
@@ -418,7 +455,7 @@ mod tests {
             next_due: u64::MAX,
             ..Swept::default()
         };
-        ring.sweep(GEN, false, 5_000, LIMIT, &mut swept);
+        ring.sweep(GEN, false, || 5_000, LIMIT, &mut swept);
         assert_eq!((swept.hung, swept.ended_generation), (0, 0));
         assert_eq!(ring.out(), 1);
     }
@@ -431,16 +468,16 @@ mod tests {
             next_due: u64::MAX,
             ..Swept::default()
         };
-        ring.sweep(GEN, true, 2_000, LIMIT, &mut swept);
+        ring.sweep(GEN, true, || 2_000, LIMIT, &mut swept);
         assert_eq!(swept.hung, 1);
         // A registration of the same bucket, delayed past the sweep, reopens the same place.
         let delayed = ring.enter(GEN, 100, LIMIT).unwrap();
         assert_eq!(delayed.place, hung.place);
         assert!(
-            !ring.leave(hung, GEN, 100),
+            !ring.leave(hung, GEN, 100, 100),
             "the hung call's end took the delayed call"
         );
-        assert!(ring.leave(delayed, GEN, 100));
+        assert!(ring.leave(delayed, GEN, 100, 100));
     }
 
     #[test]
@@ -458,45 +495,40 @@ mod tests {
             None,
             "a ninth bucket found a place"
         );
-        assert!(ring.leave(first, GEN, 0));
+        assert!(ring.leave(first, GEN, 0, 0));
         assert_eq!(
             ring.enter(GEN, 9 * 256, LIMIT),
             None,
             "an empty bucket lost its place before a sweep"
         );
-        // The first bucket, empty and due, is freed by a sweep.
+        // A sweep in a later generation frees them all, empty or not.
         let mut swept = Swept {
             next_due: u64::MAX,
             ..Swept::default()
         };
-        ring.sweep(GEN, true, 256 + LIMIT, LIMIT, &mut swept);
-        assert_eq!(swept.hung, 0);
-        assert_eq!(
-            swept.next_due,
-            2 * 256 + LIMIT,
-            "the next bucket's due time"
-        );
-        assert!(ring.enter(GEN, 9 * 256, LIMIT).unwrap().opened);
+        ring.sweep(GEN + 2, true, || 9 * 256, LIMIT, &mut swept);
+        assert_eq!((swept.hung, swept.ended_generation), (0, 7));
+        assert!(ring.enter(GEN + 2, 9 * 256, LIMIT).unwrap().opened);
     }
 
     #[test]
     fn a_bucket_entered_again_after_its_calls_ended_is_not_opened_again() {
         let ring = OutRing::default();
         let first = ring.enter(GEN, 10, LIMIT).unwrap();
-        assert!(ring.leave(first, GEN, 10));
+        assert!(ring.leave(first, GEN, 10, 10));
         let again = ring.enter(GEN, 20, LIMIT).unwrap();
         assert!(
             !again.opened,
             "its due time was lowered again for the same bucket"
         );
         assert_eq!((again.place, again.reuse), (first.place, first.reuse));
-        assert!(ring.leave(again, GEN, 20));
+        assert!(ring.leave(again, GEN, 20, 20));
     }
 
     #[test]
-    fn the_due_time_survives_the_bucket_number_wrapping_and_a_clock_slightly_behind() {
+    fn the_end_survives_the_bucket_number_wrapping_and_a_clock_slightly_behind() {
         let ring = OutRing::default();
-        let issued = (5u64 << (BUCKET_BITS + 8)) + 1_000; // far past 2^23 buckets of 256 ns
+        let issued = (5u64 << (BUCKET_BITS + 8)) + 1_000; // far past 2^19 buckets of 256 ns
         ring.enter(GEN, issued, LIMIT).unwrap();
         let word = ring
             .places
@@ -505,13 +537,62 @@ mod tests {
             .max()
             .unwrap();
         let end = (issued >> 8 << 8) + 256;
-        assert_eq!(due_time(word, issued, LIMIT), end + LIMIT);
+        assert_eq!(end_time(word, issued), end);
+        assert_eq!(end_time(word, issued - 300), end, "a clock a bucket behind");
+        assert_eq!(end_time(word, issued + 1_000_000), end);
+        // Three buckets behind is too far for a clock difference: a bucket of long ago.
         assert_eq!(
-            due_time(word, issued - 600, LIMIT),
-            end + LIMIT,
-            "clock behind"
+            end_time(word, issued - 3 * 256),
+            end - (BUCKET_MASK + 1) * 256,
+            "read as ahead of the clock"
         );
-        assert_eq!(due_time(word, issued + 1_000_000, LIMIT), end + LIMIT);
+    }
+
+    #[test]
+    fn a_sweep_frees_empty_buckets_whose_stretch_is_over_or_whose_width_is_not_the_limits() {
+        let ring = OutRing::default();
+        let over = ring.enter(GEN, 100, LIMIT).unwrap(); // [0, 256)
+        let current = ring.enter(GEN, 300, LIMIT).unwrap(); // [256, 512)
+        let other_width = ring.enter(GEN, 310, LIMIT * 8).unwrap();
+        for (entered, issued) in [(over, 100), (current, 300)] {
+            assert!(ring.leave(entered, GEN, issued, issued));
+        }
+        assert!(ring.leave(other_width, GEN, 310, 310));
+        let mut swept = Swept {
+            next_due: u64::MAX,
+            ..Swept::default()
+        };
+        ring.sweep(GEN, true, || 400, LIMIT, &mut swept);
+        assert_eq!((swept.hung, swept.ended_generation), (0, 0));
+        assert_eq!(
+            swept.next_due,
+            512 + LIMIT,
+            "only the current stretch's bucket is left"
+        );
+        let held = ring
+            .places
+            .iter()
+            .filter(|w| w.load(Ordering::Relaxed) & TAKEN == 0)
+            .count();
+        assert_eq!(held, 1);
+    }
+
+    #[test]
+    fn a_call_out_for_2_to_the_18_widths_leaves_its_judging_to_a_sweep() {
+        let ring = OutRing::default();
+        let long = ring.enter(GEN, 0, LIMIT).unwrap();
+        let now = LONG_OUT_WIDTHS << 8;
+        assert!(
+            !ring.leave(long, GEN, 0, now),
+            "a long-out call left its bucket"
+        );
+        assert_eq!(ring.out(), 1);
+        let mut swept = Swept {
+            next_due: u64::MAX,
+            ..Swept::default()
+        };
+        ring.sweep(GEN, true, || now, LIMIT, &mut swept);
+        assert_eq!(swept.hung, 1);
     }
 
     #[test]

@@ -20,7 +20,8 @@ pub struct Metrics {
     /// Permits that ended in a failure, including panics during the call and slow calls.
     pub failures: u64,
     /// Of the failures, successes recorded longer than the
-    /// [`slow_call`](crate::Builder::slow_call) limit after their permit was issued.
+    /// [`slow_call`](crate::Builder::slow_call) limit after their permit was issued, and calls
+    /// judged while still out ([`hung_calls`](Metrics::hung_calls)), whatever their end.
     pub slow_calls: u64,
     /// Of the slow calls, those judged while still out: out longer than the limit (give or
     /// take half of it) when a later call came. Whatever such a call's own end says, it
@@ -28,7 +29,9 @@ pub struct Metrics {
     pub hung_calls: u64,
     /// Permits whose outcome was ignored.
     pub ignored: u64,
-    /// Permits dropped without a verdict, which gave their admission back.
+    /// Permits dropped without a verdict, which gave their admission back; and timed calls of
+    /// an ended generation that a sweep of the calls out found still out (their verdict
+    /// would no longer count for anything, and is not counted here when it comes).
     pub released: u64,
     /// Calls rejected without calling the dependency.
     pub rejected: u64,

@@ -45,8 +45,9 @@ use crate::state::State;
 pub const CALLS: &str = "hotbreaker_calls_total";
 /// Calls rejected without calling the dependency.
 pub const REJECTED: &str = "hotbreaker_rejected_total";
-/// Successes counted as failures because they took longer than the `slow_call` limit
-/// (included in the `failure` outcome of [`CALLS`]).
+/// Successes counted as failures because they took longer than the `slow_call` limit, and
+/// calls judged while still out ([`HUNG_CALLS`]); included in the `failure` outcome of
+/// [`CALLS`].
 pub const SLOW_CALLS: &str = "hotbreaker_slow_calls_total";
 /// Calls judged slow while still out, because they were out longer than the `slow_call`
 /// limit (included in [`SLOW_CALLS`]).

@@ -55,7 +55,9 @@ pub(crate) struct Timing {
 /// panicking: a panic during the call counts as a failure.
 ///
 /// A verdict on a permit from before a state transition (the breaker tripped, or closed, while
-/// the call was out) is counted in the metrics but does not touch the new state.
+/// the call was out) is counted in the metrics but does not touch the new state. (With a
+/// [`slow_call`](crate::Builder::slow_call) limit, a closed call of an ended generation that
+/// a sweep finds still out is counted as released then, and its verdict is not counted again.)
 ///
 /// # Examples
 ///

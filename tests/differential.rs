@@ -171,3 +171,41 @@ fn refused_configurations_run_nothing() {
     };
     assert_eq!(run_differential(&config, &[Op::Acquire]), Ok(false));
 }
+
+#[test]
+fn a_call_left_out_through_twenty_minutes_is_judged_alike() {
+    // Over 2^19 buckets of a 1 ms limit: the bucket's number wraps, and the call's end comes
+    // after 2^18 widths, so it is left to the sweep.
+    let config = ModelConfig {
+        failure_rate: None,
+        consecutive_failures: Some(5),
+        open_duration: std::time::Duration::from_secs(1),
+        half_open_probes: 1,
+        success_threshold: 1,
+        slow_call: Some(std::time::Duration::from_millis(1)),
+        probe_timeout: None,
+        open_backoff: None,
+    };
+    let twenty_minutes = Op::Advance(1_200_000_000);
+    let ops = [
+        Op::Acquire,
+        Op::Acquire,
+        twenty_minutes,
+        Op::Record(0, hotbreaker::Outcome::Success),
+        Op::Acquire,
+        twenty_minutes,
+        Op::Acquire,
+    ];
+    assert_eq!(run_differential(&config, &ops), Ok(true));
+    // Exactly 2^19 buckets later the sweep reads the bucket as the current one, not yet due
+    // (judged a bucket's stretch and a limit later, as the model says too).
+    let wrapped = Op::Advance(137_438_954); // 2^19 buckets of 2^18 ns, in microseconds
+    let ops = [
+        Op::Acquire,
+        wrapped,
+        Op::Acquire,
+        Op::Advance(1_000),
+        Op::Acquire,
+    ];
+    assert_eq!(run_differential(&config, &ops), Ok(true));
+}

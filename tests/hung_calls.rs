@@ -279,3 +279,140 @@ fn probes_are_left_to_the_probe_timeout() {
     probe.success(); // slow at its end: the probe failed
     assert_eq!(breaker.metrics().state, State::Open);
 }
+
+/// A breaker with a 1 ms limit (buckets 2^18 ns wide) that never trips.
+fn short_limit() -> (Breaker<ManualClock>, ManualClock) {
+    let clock = ManualClock::new();
+    let breaker = Breaker::builder()
+        .consecutive_failures(1_000)
+        .slow_call(Duration::from_millis(1))
+        .count_successes(true)
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    (breaker, clock)
+}
+
+/// Calls `every` apart, every `nth` of the first half kept out for good; then checks that
+/// each call kept out was judged while out, and that every call is counted once.
+fn traffic_with_hung_calls(
+    breaker: &Breaker<ManualClock>,
+    clock: &ManualClock,
+    every: Duration,
+    calls: u64,
+    nth: u64,
+) {
+    let before = breaker.metrics();
+    let mut kept_out = Vec::new();
+    for step in 0..calls {
+        let permit = breaker.try_acquire().unwrap();
+        if step < calls / 2 && step % nth == nth - 1 {
+            kept_out.push(permit);
+        } else {
+            permit.success();
+        }
+        clock.advance(every);
+    }
+    let metrics = breaker.metrics();
+    assert_eq!(
+        metrics.hung_calls - before.hung_calls,
+        kept_out.len() as u64,
+        "calls kept out but not judged: {metrics:?}"
+    );
+    drop(kept_out);
+    let after = breaker.metrics();
+    assert_eq!(after.permitted(), Some(before.permitted().unwrap() + calls));
+}
+
+#[test]
+fn a_call_left_out_through_a_long_quiet_spell_is_judged_at_the_next_call() {
+    // 20 minutes is more than 2^19 buckets: the bucket's number has wrapped.
+    let (breaker, clock) = short_limit();
+    let hung = breaker.try_acquire().unwrap();
+    clock.advance(Duration::from_secs(20 * 60));
+    breaker.try_acquire().unwrap().success();
+    assert_eq!(breaker.metrics().hung_calls, 1);
+    hung.success();
+    assert_eq!(breaker.metrics().successes, Some(1));
+}
+
+#[test]
+fn buckets_left_from_before_a_quiet_spell_do_not_crowd_out_new_ones() {
+    let (breaker, clock) = short_limit();
+    for _ in 0..6 {
+        breaker.try_acquire().unwrap().success();
+        clock.advance(Duration::from_nanos(1 << 18));
+    }
+    clock.advance(Duration::from_secs(20 * 60));
+    traffic_with_hung_calls(&breaker, &clock, Duration::from_micros(100), 20_000, 50);
+}
+
+#[test]
+fn buckets_of_the_old_width_do_not_crowd_out_new_ones_after_the_limit_grows() {
+    let (breaker, clock) = short_limit();
+    for _ in 0..6 {
+        breaker.try_acquire().unwrap().success();
+        clock.advance(Duration::from_nanos(1 << 18));
+    }
+    breaker
+        .reconfigure(Config {
+            slow_call: Some(Duration::from_millis(8_500)),
+            ..breaker.config()
+        })
+        .unwrap();
+    // A call a millisecond for 40 s: the calls kept out in the first 20 s are all due.
+    traffic_with_hung_calls(&breaker, &clock, Duration::from_millis(1), 40_000, 50);
+}
+
+#[test]
+fn a_call_ending_after_its_bucket_number_wrapped_is_not_counted_again() {
+    const WIDTH: u64 = 1 << 18; // of a 1 ms limit
+    let (breaker, clock) = short_limit();
+    let judged = breaker.try_acquire().unwrap(); // bucket 0, place 0
+    clock.advance(Duration::from_nanos(6 * WIDTH));
+    breaker.try_acquire().unwrap().success(); // sweeps: judged hung
+    assert_eq!(breaker.metrics().hung_calls, 1);
+    // Place 0 reopened seven times, by buckets 8, 16, ..., 56, each swept in turn: its reuse
+    // count comes round again.
+    for k in 1..=7u64 {
+        clock.set_nanos(k * 8 * WIDTH);
+        breaker.try_acquire().unwrap().success();
+        clock.set_nanos(k * 8 * WIDTH + 6 * WIDTH);
+        breaker.try_acquire().unwrap().success();
+    }
+    // The bucket whose low bits are those of bucket 0 again, at place 0.
+    clock.set_nanos((1 << 19) * WIDTH);
+    let fresh = breaker.try_acquire().unwrap();
+    let before = breaker.metrics();
+    judged.success(); // two hours later
+    assert_eq!(
+        breaker.metrics(),
+        before,
+        "the judged call was counted again"
+    );
+    fresh.success();
+    let after = breaker.metrics();
+    assert_eq!(
+        after.successes,
+        Some(before.successes.unwrap() + 1),
+        "{after:?}"
+    );
+}
+
+#[test]
+fn a_call_left_out_through_sixteen_thousand_transitions_is_released_not_judged() {
+    let (breaker, clock) = short_limit();
+    let old = breaker.try_acquire().unwrap();
+    for _ in 0..(1 << 14) {
+        breaker.reset();
+    }
+    clock.advance(Duration::from_millis(2));
+    breaker.try_acquire().unwrap().success();
+    let metrics = breaker.metrics();
+    assert_eq!(
+        (metrics.hung_calls, metrics.released),
+        (0, 1),
+        "{metrics:?}"
+    );
+    drop(old);
+}

@@ -131,7 +131,7 @@ fn reference_run(scenario: &Scenario) -> RunCounts {
             if !take(round, hold) {
                 c.event_no_slot += 1;
                 if let (Some(breaker), Some(permit)) = (breaker.as_mut(), permit) {
-                    breaker.release(permit);
+                    breaker.release(permit, nanos(round));
                 }
                 continue;
             }

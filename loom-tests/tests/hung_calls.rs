@@ -109,3 +109,41 @@ fn a_bucket_opened_during_a_sweep_is_swept_when_due() {
         );
     });
 }
+
+/// A call is out past its due time. Thread A makes a call, whose admission sweeps and judges
+/// the hung call; thread B takes a metrics snapshot meanwhile.
+///
+/// Checks that a snapshot never shows more hung calls than slow calls (hung calls are a part
+/// of the slow calls, as the metrics document).
+///
+/// Catches: the sweep adding to the hung count with relaxed ordering, or `metrics` reading it
+/// after the stripes (tried, both: a snapshot with 1 hung call and 0 slow calls).
+#[test]
+fn a_snapshot_never_shows_more_hung_calls_than_slow_calls() {
+    check_each_order(2, 2, |order| {
+        let (breaker, clock) = small(|b| b.consecutive_failures(5).slow_call(LIMIT));
+        std::mem::forget(breaker.try_acquire().unwrap());
+        clock.advance(DUE);
+
+        let sweeper: Role<(u64, u64)> = {
+            let breaker = breaker.clone();
+            Box::new(move || {
+                breaker.try_acquire().unwrap().success();
+                (0, 0)
+            })
+        };
+        let reader: Role<(u64, u64)> = {
+            let breaker = breaker.clone();
+            Box::new(move || {
+                let metrics = breaker.metrics();
+                (metrics.slow_calls, metrics.hung_calls)
+            })
+        };
+        let results = spawn_in(order, vec![sweeper, reader]);
+        let (slow, hung) = results[1];
+        assert!(
+            hung <= slow,
+            "a snapshot with {hung} hung and {slow} slow calls"
+        );
+    });
+}

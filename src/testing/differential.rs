@@ -111,7 +111,7 @@ pub fn run_differential_split(
             Op::Release(index) if !held.is_empty() => {
                 let (permit, model_permit) = held.swap_remove(index % held.len());
                 drop(permit);
-                model.release(model_permit);
+                model.release(model_permit, now);
             }
             Op::Record(..) | Op::Release(_) => {}
             Op::Advance(micros) => clock.advance(Duration::from_micros(u64::from(micros))),

@@ -94,14 +94,17 @@ struct Bucket {
     generation: u32,
     /// The width's log2 and the issue time's bucket number.
     key: (u32, u64),
-    /// When every call in it has been out longer than the limit.
-    due: u64,
     /// The calls in it that have not ended.
     calls: Vec<u64>,
 }
 
 /// Places in the breaker's ring of buckets, per stripe (the model runs on one thread).
 const PLACES: usize = 8;
+/// A bucket's number is known modulo this to a sweep: it reads the latest bucket with those
+/// low bits at most two buckets after the clock's.
+const BUCKET_NUMBERS: u64 = 1 << 19;
+/// A call out this many bucket widths ends without its verdict counting; a sweep judges it.
+const LONG_OUT_WIDTHS: u64 = 1 << 18;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -266,16 +269,9 @@ impl ReferenceModel {
         if self.calls_out_due <= now && !self.sweep(now) {
             return false;
         }
-        // The bucket width: the largest power of two no more than half the limit (1 below 4).
-        let width = if limit < 4 {
-            1
-        } else {
-            1u64 << (63 - (limit / 2).leading_zeros())
-        };
+        let width = bucket_width(limit);
         let key = (width.trailing_zeros(), now / width);
-        let due =
-            ((u128::from(now / width) + 1) * u128::from(width)).min(u128::from(u64::MAX)) as u64;
-        let due = due.saturating_add(limit);
+        let end = end_as_read(key, now);
         let generation = self.generation;
         let held = |model: &Self| {
             model
@@ -293,11 +289,10 @@ impl ReferenceModel {
         match held(self) {
             Some(at) => self.buckets[at].calls.push(id),
             None if self.buckets.len() < PLACES => {
-                self.calls_out_due = self.calls_out_due.min(due);
+                self.calls_out_due = self.calls_out_due.min(end.saturating_add(limit));
                 self.buckets.push(Bucket {
                     generation,
                     key,
-                    due,
                     calls: vec![id],
                 });
             }
@@ -308,22 +303,29 @@ impl ReferenceModel {
 
     /// The sweep at `now`: buckets of an ended generation are freed and their calls released,
     /// buckets of this closed generation that are due are freed and their calls are slow
-    /// failures, one by one until one trips the breaker. Whether the breaker is still closed
-    /// after it.
+    /// failures, one by one until one trips the breaker, and empty buckets whose stretch is
+    /// over are freed. Whether the breaker is still closed after it.
     fn sweep(&mut self, now: u64) -> bool {
         let closed = self.phase == Phase::Closed;
+        let limit = self
+            .config
+            .slow_call
+            .map_or(u64::MAX, crate::clock::saturating_nanos);
         let mut next_due = u64::MAX;
         let mut hung = 0;
         let mut kept = Vec::new();
         for bucket in std::mem::take(&mut self.buckets) {
+            let end = end_as_read(bucket.key, now);
             if bucket.generation != self.generation {
                 self.counts.released += bucket.calls.len() as u64;
                 self.swept.extend(&bucket.calls);
-            } else if closed && bucket.due <= now {
+            } else if closed && end.saturating_add(limit) <= now {
                 hung += bucket.calls.len() as u64;
                 self.swept.extend(&bucket.calls);
+            } else if bucket.calls.is_empty() && end <= now {
+                // Freed: no call in it, and no call issued from now on belongs to it.
             } else {
-                next_due = next_due.min(bucket.due);
+                next_due = next_due.min(end.saturating_add(limit));
                 kept.push(bucket);
             }
         }
@@ -341,16 +343,25 @@ impl ReferenceModel {
         true
     }
 
-    /// Takes `permit` out of the calls out as it ends: `false` if a sweep took it already,
-    /// and its verdict must not be recorded.
-    fn leave_calls_out(&mut self, permit: ModelPermit) -> bool {
+    /// Takes `permit` out of the calls out as it ends at `now`: `false` if a sweep took it
+    /// already, or if it has been out so long that a sweep will, and its verdict must not be
+    /// recorded.
+    fn leave_calls_out(&mut self, permit: ModelPermit, now: u64) -> bool {
         if let Some(at) = self.swept.iter().position(|&id| id == permit.id) {
             self.swept.swap_remove(at);
             return false;
         }
-        for bucket in &mut self.buckets {
-            bucket.calls.retain(|&id| id != permit.id);
+        let Some(bucket) = self
+            .buckets
+            .iter_mut()
+            .find(|bucket| bucket.calls.contains(&permit.id))
+        else {
+            return true; // not entered
+        };
+        if now.saturating_sub(permit.issued_nanos) >> bucket.key.0 >= LONG_OUT_WIDTHS {
+            return false; // left in its bucket for a sweep
         }
+        bucket.calls.retain(|&id| id != permit.id);
         true
     }
 
@@ -396,7 +407,7 @@ impl ReferenceModel {
 
     /// Records `outcome` for `permit` at `now_nanos`.
     pub fn record(&mut self, permit: ModelPermit, outcome: Outcome, now_nanos: u64) {
-        if !self.leave_calls_out(permit) {
+        if !self.leave_calls_out(permit, now_nanos) {
             return;
         }
         let slow = self.config.slow_call.is_some_and(|limit| {
@@ -481,9 +492,9 @@ impl ReferenceModel {
         trips
     }
 
-    /// Ends `permit` without a verdict.
-    pub fn release(&mut self, permit: ModelPermit) {
-        if !self.leave_calls_out(permit) {
+    /// Ends `permit` without a verdict, at `now_nanos`.
+    pub fn release(&mut self, permit: ModelPermit, now_nanos: u64) {
+        if !self.leave_calls_out(permit, now_nanos) {
             return;
         }
         self.counts.released += 1;
@@ -566,4 +577,30 @@ impl ReferenceModel {
             _ => 0,
         }
     }
+}
+
+/// The width of the breaker's buckets of calls out under a slow-call `limit`: the largest power
+/// of two no more than half the limit (1 below 4), in nanoseconds.
+pub(crate) fn bucket_width(limit: u64) -> u64 {
+    if limit < 4 {
+        1
+    } else {
+        1u64 << (63 - (limit / 2).leading_zeros())
+    }
+}
+
+/// Whether a call issued at 0 and still out at `now` may have been out [`LONG_OUT_WIDTHS`]
+/// bucket widths under `limit`, so that its end may not count.
+pub(crate) fn may_be_out_long(limit: u64, now: u64) -> bool {
+    now / bucket_width(limit) >= LONG_OUT_WIDTHS
+}
+
+/// The end of the stretch of time of bucket `key` (shift, number) as a sweep at `now` reads
+/// it: the latest bucket with the same number modulo [`BUCKET_NUMBERS`] and at most two
+/// buckets after `now`'s (the same bucket unless it is 2^19 buckets old).
+fn end_as_read((shift, number): (u32, u64), now: u64) -> u64 {
+    let latest = i128::from(now >> shift) + 2;
+    let back = (latest - i128::from(number)).rem_euclid(i128::from(BUCKET_NUMBERS));
+    let read = (latest - back).max(0) as u128;
+    (((read + 1) << shift).min(u128::from(u64::MAX))) as u64
 }

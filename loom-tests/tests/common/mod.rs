@@ -243,7 +243,7 @@ pub fn model_finals(
                         Call::Succeed => model.record(permit, Outcome::Success, 0),
                         Call::Fail => model.record(permit, Outcome::Failure, 0),
                         Call::Ignore => model.record(permit, Outcome::Ignore, 0),
-                        Call::Drop => model.release(permit),
+                        Call::Drop => model.release(permit, 0),
                         Call::Reset => unreachable!("handled above"),
                     }
                 }
