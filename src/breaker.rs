@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::builder::Builder;
-use crate::calls_out::{OutTicket, Swept, bucket_due};
+use crate::calls_out::{Left, OutTicket, Swept, bucket_due};
 use crate::clock::{Clock, QuantaClock};
 use crate::config::{Config, ConfigError, Settings};
 use crate::listener::{Listener, Transition, Trigger};
@@ -402,18 +402,25 @@ impl<C: Clock> Breaker<C> {
         self.calls_out
             .due
             .fetch_min(swept.next_due, Ordering::AcqRel);
-        let local = self.stripes.local();
-        local.add(Counter::Released, swept.ended_generation);
-        if swept.hung == 0 {
+        self.stripes
+            .local()
+            .add(Counter::Released, swept.ended_generation);
+        self.count_hung_calls(word.generation(), swept.hung)
+    }
+
+    /// Counts `hung` calls of closed `generation` taken from the calls out as slow failures,
+    /// one by one through the rules until one trips the breaker; whether there were any.
+    fn count_hung_calls(&self, generation: u32, hung: u64) -> bool {
+        if hung == 0 {
             return false;
         }
-        local.add(Counter::Failures, swept.hung);
-        local.add(Counter::SlowCalls, swept.hung);
+        let local = self.stripes.local();
+        local.add(Counter::Failures, hung);
+        local.add(Counter::SlowCalls, hung);
         // Release, after the stripes' counts: `metrics` loads this first (acquire), so a
         // snapshot never shows more hung calls than slow calls.
-        self.calls_out.hung.fetch_add(swept.hung, Ordering::Release);
-        let generation = word.generation();
-        for _ in 0..swept.hung {
+        self.calls_out.hung.fetch_add(hung, Ordering::Release);
+        for _ in 0..hung {
             match self
                 .window
                 .record_failure(&self.settings, generation, &self.stripes, || {
@@ -452,16 +459,34 @@ impl<C: Clock> Breaker<C> {
     }
 
     /// Whether the call of a timed permit, ending at `now`, still counts: `false` if a sweep
-    /// took it first (or will: see `OutRing::leave`).
+    /// took it first, or if it has been out too long for its end to find it (`Left`), when
+    /// this end sweeps at once so that the call is judged now.
     fn leave_calls_out(&self, generation: u32, timing: Timing, now: u64) -> bool {
-        match timing.ticket.entry() {
-            Some((stripe, entered)) => self.stripes.by_index(stripe).calls_out.leave(
-                entered,
-                generation,
-                timing.issued_at,
-                now,
-            ),
-            None => true,
+        let Some((stripe, entered)) = timing.ticket.entry() else {
+            return true;
+        };
+        let stripe = self.stripes.by_index(stripe);
+        match stripe
+            .calls_out
+            .leave(entered, generation, timing.issued_at, now)
+        {
+            Left::Counted => true,
+            Left::Taken => false,
+            Left::OutTooLong => {
+                // Out for over 100,000 limits: the call takes its place, and every call in it
+                // is hung (or released, if their generation is over). If the place holds a
+                // newer bucket with the same name, the call itself was taken long ago, and
+                // the calls it takes now are still counted once, only early.
+                let taken = stripe
+                    .calls_out
+                    .take_place(entered, generation, timing.issued_at);
+                if self.is_closed_in(generation) {
+                    self.count_hung_calls(generation, taken);
+                } else {
+                    self.stripes.local().add(Counter::Released, taken);
+                }
+                false
+            }
         }
     }
 

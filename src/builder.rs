@@ -181,7 +181,8 @@ impl<C: Clock> Builder<C> {
     /// ever comes, then records nothing more. Such calls are also counted in
     /// [`Metrics::hung_calls`](crate::Metrics::hung_calls). So a dependency that stops answering
     /// trips the breaker although no call returns; half-open probes have their own
-    /// [`probe_timeout`](Builder::probe_timeout).
+    /// [`probe_timeout`](Builder::probe_timeout). A call that ends (or whose permit is dropped)
+    /// after more than about 100,000 limits out is a hung call too, judged by its own end.
     ///
     /// The cost: every call reads the clock twice and takes the breaker's out-of-line path,
     /// with two atomic read-modify-writes on the thread's own stripe (entering and leaving

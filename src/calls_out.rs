@@ -29,10 +29,12 @@
 //!
 //! - *bucket*: the issue time shifted right by *shift* (the width's log2), low 19 bits. A
 //!   sweep reads the clock after reading the word, so the bucket can only be behind that time
-//!   (or ahead by a clock difference between cores, taken as up to two buckets): it is the
-//!   latest bucket with these low bits at or before that time. After a spell of more than
-//!   2^19 widths without a sweep (no calls), a bucket may read as younger than it is, and is
-//!   judged up to one and a half limits late, never early;
+//!   (or ahead by a clock difference between cores, taken as up to about a millisecond): it
+//!   is the latest bucket with these low bits at or before that time. After a spell of more
+//!   than 2^19 widths without a sweep (no calls), a bucket may read as younger than it is,
+//!   and is judged up to one and a half limits late. Early only if clocks of two cores
+//!   differ by more than that millisecond, or if a sweeper stalls for 2^19 widths between
+//!   reading a word and taking it while the word comes round to the same value;
 //! - *reuse*: how many times this place in the ring was opened for a new bucket, low 3 bits,
 //!   so that a late end of a call taken from an earlier bucket here never matches a bucket
 //!   opened here since, even one of the same time (a registration delayed past the sweep);
@@ -74,12 +76,30 @@ const BUCKET_BITS: u32 = 64 - BUCKET_SHIFT;
 const BUCKET_MASK: u64 = (1 << BUCKET_BITS) - 1;
 /// Everything that names a bucket: all but the count and the taken bit.
 const NAME_MASK: u64 = !(COUNT_MASK | TAKEN);
-/// How far ahead of a sweep's clock reading a bucket may be: two buckets, for clock readings
-/// on different cores. Further ahead, it is a bucket of long ago whose number wrapped.
-const AHEAD: u64 = 2;
-/// A call out this many widths has hung far longer than the limit, and its bucket's number
-/// may have wrapped: its end leaves the judging to a sweep (see [`OutRing::leave`]).
-const LONG_OUT_WIDTHS: u64 = 1 << (BUCKET_BITS - 1);
+/// How far ahead of a sweep's clock reading a bucket may be, for clock readings on different
+/// cores: about a millisecond, at least two buckets and at most 2^16. Further ahead, it is a
+/// bucket of long ago whose number wrapped.
+pub(crate) fn ahead_buckets(shift: u32) -> u64 {
+    ((1u64 << 20) >> shift.min(63)).clamp(2, 1 << 16)
+}
+/// A call out this many widths may find a bucket opened in its place since with its own low
+/// bits, once they wrapped: below it (2^19 less twice the most a bucket may be ahead), none
+/// can have been opened yet, so its end can trust the name it finds.
+pub(crate) const LONG_OUT_WIDTHS: u64 = (1 << BUCKET_BITS) - (1 << 17);
+
+/// How an end left the calls out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Left {
+    /// It took the call out of its bucket: its verdict counts.
+    Counted,
+    /// A sweep took the call first (judged hung, or released with its generation): its
+    /// verdict must not count again.
+    Taken,
+    /// The call has been out too long for its end to trust the name in its place: its
+    /// verdict must not count, and a sweep must judge it (its bucket, if still there, is due
+    /// by far).
+    OutTooLong,
+}
 
 /// The log2 of the bucket width for a slow-call `limit` in nanoseconds: the width is a power
 /// of two in (limit / 4, limit / 2], so a hanging call is judged after between the limit and
@@ -189,24 +209,21 @@ impl OutRing {
     }
 
     /// Ends the call entered as `entered` (of `generation`, issued at `issued_at`) at `now`:
-    /// `true` if this end took it out of its bucket, so its verdict counts; `false` if a sweep
-    /// took it first (it was judged slow, or its generation had ended), so its verdict must
-    /// not count again.
+    /// whether this end took it out of its bucket ([`Left`]).
     ///
-    /// A call out more than 2^18 widths (over 65,000 limits) also gets `false` without
-    /// touching its bucket: by then a bucket opened in its place since may carry the same
-    /// name, its number having wrapped. If its own bucket is still there (no call came in all
-    /// that time), the next sweep takes it, as the hung call it is.
+    /// A call out [`LONG_OUT_WIDTHS`] widths or more (over 100,000 limits) leaves its bucket
+    /// untouched: a bucket opened in its place since may carry the same name, its number
+    /// having wrapped. The caller then takes the place ([`OutRing::take_place`]).
     pub(crate) fn leave(
         &self,
         entered: Entered,
         generation: u32,
         issued_at: u64,
         now: u64,
-    ) -> bool {
+    ) -> Left {
         let shift = u32::from(entered.shift);
         if now.saturating_sub(issued_at) >> shift >= LONG_OUT_WIDTHS {
-            return false;
+            return Left::OutTooLong;
         }
         let mine =
             name(generation, shift, issued_at >> shift) | u64::from(entered.reuse) << REUSE_SHIFT;
@@ -214,13 +231,37 @@ impl OutRing {
         let mut seen = word.load(Ordering::Relaxed);
         loop {
             if seen & (NAME_MASK | TAKEN) != mine || seen & COUNT_MASK == 0 {
-                return false;
+                return Left::Taken;
             }
             match word.compare_exchange_weak(seen, seen - 1, Ordering::Relaxed, Ordering::Relaxed) {
-                Ok(_) => return true,
+                Ok(_) => return Left::Counted,
                 Err(current) => seen = current,
             }
         }
+    }
+
+    /// Takes the place of the call entered as `entered` (of `generation`, issued at
+    /// `issued_at`) if it still holds a bucket of that name with calls in it: for the end of
+    /// a call out too long to trust the name ([`Left::OutTooLong`]). The calls taken, 0 if
+    /// none (the call's bucket was taken before).
+    pub(crate) fn take_place(&self, entered: Entered, generation: u32, issued_at: u64) -> u64 {
+        let shift = u32::from(entered.shift);
+        let mine =
+            name(generation, shift, issued_at >> shift) | u64::from(entered.reuse) << REUSE_SHIFT;
+        let word = &self.places[usize::from(entered.place)];
+        let mut seen = word.load(Ordering::Relaxed);
+        while seen & (NAME_MASK | TAKEN) == mine && seen & COUNT_MASK != 0 {
+            match word.compare_exchange_weak(
+                seen,
+                mine | TAKEN,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return seen & COUNT_MASK,
+                Err(current) => seen = current,
+            }
+        }
+        0
     }
 
     /// Takes every bucket that is due under `limit` and belongs to `generation` (the
@@ -228,7 +269,8 @@ impl OutRing {
     /// generation; frees them and every empty bucket whose stretch is over or whose width is
     /// not that of `limit`. Adds the calls it took to `swept`, and the due times of the
     /// buckets it left. `now` reads the clock: once for each bucket, after reading its word,
-    /// so that no call in it was issued after that time.
+    /// so that no call in it was issued after that time (on this core's clock: a clock read on
+    /// another core may be ahead by a little, see [`ahead_buckets`]).
     ///
     /// Each take is a compare-and-swap from the word as read, so a call that ends meanwhile is
     /// either counted by its end (the swap fails and the word is read again) or by this sweep
@@ -288,14 +330,14 @@ impl OutRing {
 
 /// The end of the stretch of time of the bucket in `word`, read at `now` (after the word):
 /// the word keeps the bucket's low bits, and the bucket is the latest one with those bits at
-/// or before `now`'s, unless it is at most [`AHEAD`] buckets after it.
+/// or before `now`'s, unless it is at most [`ahead_buckets`] after it.
 fn end_time(word: u64, now: u64) -> u64 {
     let shift = ((word >> SHIFT_SHIFT) & SHIFT_MASK) as u32;
     let kept = (word >> BUCKET_SHIFT) & BUCKET_MASK;
     let now_bucket = u128::from(now >> shift);
     let behind = u128::from((now >> shift).wrapping_sub(kept) & BUCKET_MASK);
     let ahead = (u128::from(BUCKET_MASK) + 1 - behind) % (u128::from(BUCKET_MASK) + 1);
-    let bucket = if ahead <= u128::from(AHEAD) {
+    let bucket = if ahead <= u128::from(ahead_buckets(shift)) {
         now_bucket + ahead
     } else {
         now_bucket.saturating_sub(behind)
@@ -397,11 +439,11 @@ mod tests {
         let b = ring.enter(GEN, 20, LIMIT).unwrap();
         assert!(a.opened && !b.opened);
         assert_eq!(ring.out(), 2);
-        assert!(ring.leave(a, GEN, 10, 10));
-        assert!(ring.leave(b, GEN, 20, 20));
+        assert_eq!(ring.leave(a, GEN, 10, 10), Left::Counted);
+        assert_eq!(ring.leave(b, GEN, 20, 20), Left::Counted);
         assert_eq!(ring.out(), 0);
         assert!(
-            !ring.leave(a, GEN, 10, 10),
+            ring.leave(a, GEN, 10, 10) == Left::Taken,
             "a second end found a call to take"
         );
     }
@@ -421,10 +463,10 @@ mod tests {
         ring.sweep(GEN, true, || 1_256, LIMIT, &mut swept);
         assert_eq!((swept.hung, swept.next_due), (1, 1_512));
         assert!(
-            !ring.leave(early, GEN, 100, 100),
+            ring.leave(early, GEN, 100, 100) == Left::Taken,
             "a call taken by the sweep ended as well"
         );
-        assert!(ring.leave(late, GEN, 300, 300));
+        assert_eq!(ring.leave(late, GEN, 300, 300), Left::Counted);
     }
 
     #[test]
@@ -444,7 +486,7 @@ mod tests {
                 next_due: u64::MAX
             }
         );
-        assert!(!ring.leave(old, GEN, 100, 100));
+        assert_eq!(ring.leave(old, GEN, 100, 100), Left::Taken);
     }
 
     #[test]
@@ -474,10 +516,10 @@ mod tests {
         let delayed = ring.enter(GEN, 100, LIMIT).unwrap();
         assert_eq!(delayed.place, hung.place);
         assert!(
-            !ring.leave(hung, GEN, 100, 100),
+            ring.leave(hung, GEN, 100, 100) == Left::Taken,
             "the hung call's end took the delayed call"
         );
-        assert!(ring.leave(delayed, GEN, 100, 100));
+        assert_eq!(ring.leave(delayed, GEN, 100, 100), Left::Counted);
     }
 
     #[test]
@@ -495,7 +537,7 @@ mod tests {
             None,
             "a ninth bucket found a place"
         );
-        assert!(ring.leave(first, GEN, 0, 0));
+        assert_eq!(ring.leave(first, GEN, 0, 0), Left::Counted);
         assert_eq!(
             ring.enter(GEN, 9 * 256, LIMIT),
             None,
@@ -515,14 +557,14 @@ mod tests {
     fn a_bucket_entered_again_after_its_calls_ended_is_not_opened_again() {
         let ring = OutRing::default();
         let first = ring.enter(GEN, 10, LIMIT).unwrap();
-        assert!(ring.leave(first, GEN, 10, 10));
+        assert_eq!(ring.leave(first, GEN, 10, 10), Left::Counted);
         let again = ring.enter(GEN, 20, LIMIT).unwrap();
         assert!(
             !again.opened,
             "its due time was lowered again for the same bucket"
         );
         assert_eq!((again.place, again.reuse), (first.place, first.reuse));
-        assert!(ring.leave(again, GEN, 20, 20));
+        assert_eq!(ring.leave(again, GEN, 20, 20), Left::Counted);
     }
 
     #[test]
@@ -540,9 +582,10 @@ mod tests {
         assert_eq!(end_time(word, issued), end);
         assert_eq!(end_time(word, issued - 300), end, "a clock a bucket behind");
         assert_eq!(end_time(word, issued + 1_000_000), end);
-        // Three buckets behind is too far for a clock difference: a bucket of long ago.
+        // Further ahead than a clock difference: a bucket of long ago.
+        let too_far = (ahead_buckets(8) + 1) * 256;
         assert_eq!(
-            end_time(word, issued - 3 * 256),
+            end_time(word, issued - too_far),
             end - (BUCKET_MASK + 1) * 256,
             "read as ahead of the clock"
         );
@@ -555,9 +598,9 @@ mod tests {
         let current = ring.enter(GEN, 300, LIMIT).unwrap(); // [256, 512)
         let other_width = ring.enter(GEN, 310, LIMIT * 8).unwrap();
         for (entered, issued) in [(over, 100), (current, 300)] {
-            assert!(ring.leave(entered, GEN, issued, issued));
+            assert_eq!(ring.leave(entered, GEN, issued, issued), Left::Counted);
         }
-        assert!(ring.leave(other_width, GEN, 310, 310));
+        assert_eq!(ring.leave(other_width, GEN, 310, 310), Left::Counted);
         let mut swept = Swept {
             next_due: u64::MAX,
             ..Swept::default()
@@ -578,12 +621,12 @@ mod tests {
     }
 
     #[test]
-    fn a_call_out_for_2_to_the_18_widths_leaves_its_judging_to_a_sweep() {
+    fn a_call_out_too_long_leaves_its_judging_to_a_sweep() {
         let ring = OutRing::default();
         let long = ring.enter(GEN, 0, LIMIT).unwrap();
         let now = LONG_OUT_WIDTHS << 8;
         assert!(
-            !ring.leave(long, GEN, 0, now),
+            ring.leave(long, GEN, 0, now) == Left::OutTooLong,
             "a long-out call left its bucket"
         );
         assert_eq!(ring.out(), 1);

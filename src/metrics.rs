@@ -25,7 +25,9 @@ pub struct Metrics {
     pub slow_calls: u64,
     /// Of the slow calls, those judged while still out: out longer than the limit (give or
     /// take half of it) when a later call came. Whatever such a call's own end says, it
-    /// records nothing more.
+    /// records nothing more. A call that ends after more than about 100,000 limits out is
+    /// counted here too, by its own end, whatever it says (its end cannot tell its own bucket
+    /// from a newer one with the same number).
     pub hung_calls: u64,
     /// Permits whose outcome was ignored.
     pub ignored: u64,

@@ -209,3 +209,29 @@ fn a_call_left_out_through_twenty_minutes_is_judged_alike() {
     ];
     assert_eq!(run_differential(&config, &ops), Ok(true));
 }
+
+#[test]
+fn a_limit_too_long_for_nanoseconds_times_nothing_alike() {
+    // `Duration::MAX` saturates to u64::MAX nanoseconds: no call is entered, in the breaker
+    // or the model, however many generations pass with calls out.
+    let config = ModelConfig {
+        failure_rate: None,
+        consecutive_failures: Some(5),
+        open_duration: std::time::Duration::from_secs(1),
+        half_open_probes: 1,
+        success_threshold: 1,
+        slow_call: Some(std::time::Duration::MAX),
+        probe_timeout: None,
+        open_backoff: None,
+    };
+    let mut ops = vec![Op::Acquire];
+    for _ in 0..8 {
+        ops.extend([
+            Op::Reset,
+            Op::Acquire,
+            Op::Record(1, hotbreaker::Outcome::Success),
+        ]);
+    }
+    ops.push(Op::Record(0, hotbreaker::Outcome::Failure));
+    assert_eq!(run_differential(&config, &ops), Ok(true));
+}

@@ -365,7 +365,7 @@ fn buckets_of_the_old_width_do_not_crowd_out_new_ones_after_the_limit_grows() {
 }
 
 #[test]
-fn a_call_ending_after_its_bucket_number_wrapped_is_not_counted_again() {
+fn a_call_ending_after_its_bucket_number_wrapped_counts_every_call_once() {
     const WIDTH: u64 = 1 << 18; // of a 1 ms limit
     let (breaker, clock) = short_limit();
     let judged = breaker.try_acquire().unwrap(); // bucket 0, place 0
@@ -384,17 +384,23 @@ fn a_call_ending_after_its_bucket_number_wrapped_is_not_counted_again() {
     clock.set_nanos((1 << 19) * WIDTH);
     let fresh = breaker.try_acquire().unwrap();
     let before = breaker.metrics();
-    judged.success(); // two hours later
+    // Two hours later the judged call ends. It cannot tell its old bucket from the fresh one
+    // in its place, which has its name: it takes that place, and the fresh call is judged
+    // hung early. Each call is still counted once: the judged call is not counted again, and
+    // the fresh call's own end records nothing.
+    judged.success();
+    let mid = breaker.metrics();
     assert_eq!(
-        breaker.metrics(),
-        before,
+        mid.successes, before.successes,
         "the judged call was counted again"
     );
+    assert_eq!(mid.hung_calls, before.hung_calls + 1, "{mid:?}");
     fresh.success();
     let after = breaker.metrics();
+    assert_eq!(after, mid, "the fresh call was counted twice");
     assert_eq!(
-        after.successes,
-        Some(before.successes.unwrap() + 1),
+        after.permitted(),
+        Some(after.successes.unwrap() + after.failures),
         "{after:?}"
     );
 }
@@ -415,4 +421,49 @@ fn a_call_left_out_through_sixteen_thousand_transitions_is_released_not_judged()
         "{metrics:?}"
     );
     drop(old);
+}
+
+#[test]
+fn a_call_ending_after_a_hundred_thousand_limits_is_judged_hung_at_its_end() {
+    // Past 2^19 - 2^17 buckets (103 s at a 1 ms limit) its end cannot trust its bucket's
+    // name: it sweeps instead, which judges it, with no later call needed.
+    let (breaker, clock) = short_limit();
+    let out = breaker.try_acquire().unwrap();
+    clock.advance(Duration::from_secs(110));
+    out.failure();
+    let metrics = breaker.metrics();
+    assert_eq!(
+        (metrics.failures, metrics.slow_calls, metrics.hung_calls),
+        (1, 1, 1),
+        "{metrics:?}"
+    );
+    assert_eq!(metrics.permitted(), Some(1));
+}
+
+#[test]
+fn a_long_out_call_ending_after_the_limit_was_removed_is_judged_hung() {
+    let clock = ManualClock::new();
+    let breaker = Breaker::builder()
+        .consecutive_failures(1)
+        .slow_call(Duration::from_millis(1))
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    let out = breaker.try_acquire().unwrap();
+    breaker
+        .reconfigure(Config {
+            slow_call: None,
+            ..breaker.config()
+        })
+        .unwrap();
+    clock.advance(Duration::from_secs(110));
+    out.failure();
+    // Out over 100,000 of the limit it was issued under: hung, and the failure trips.
+    let metrics = breaker.metrics();
+    assert_eq!(
+        (metrics.failures, metrics.hung_calls),
+        (1, 1),
+        "{metrics:?}"
+    );
+    assert_eq!(metrics.state, State::Open, "the failure did not count");
 }

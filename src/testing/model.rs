@@ -92,7 +92,7 @@ pub struct ModelPermit {
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Bucket {
     generation: u32,
-    /// The width's log2 and the issue time's bucket number.
+    /// The width's log2 and the issue time's bucket number, modulo [`BUCKET_NUMBERS`].
     key: (u32, u64),
     /// The calls in it that have not ended.
     calls: Vec<u64>,
@@ -101,10 +101,11 @@ struct Bucket {
 /// Places in the breaker's ring of buckets, per stripe (the model runs on one thread).
 const PLACES: usize = 8;
 /// A bucket's number is known modulo this to a sweep: it reads the latest bucket with those
-/// low bits at most two buckets after the clock's.
+/// low bits at most [`ahead`] buckets after the clock's.
 const BUCKET_NUMBERS: u64 = 1 << 19;
-/// A call out this many bucket widths ends without its verdict counting; a sweep judges it.
-const LONG_OUT_WIDTHS: u64 = 1 << 18;
+/// A call out this many bucket widths ends without its verdict counting, and its end sweeps
+/// at once.
+const LONG_OUT_WIDTHS: u64 = (1 << 19) - (1 << 17);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -220,14 +221,15 @@ impl ReferenceModel {
         };
         match self.phase {
             Phase::Closed => match self.config.slow_call {
-                Some(limit) => {
+                Some(limit) if crate::clock::saturating_nanos(limit) < u64::MAX => {
                     let limit = crate::clock::saturating_nanos(limit);
                     if !self.enter_call_out(id, now_nanos, limit) {
                         return self.acquire(now_nanos); // the sweep tripped it: decide again
                     }
                     Ok(permit(self.generation, Kind::Closed))
                 }
-                None => Ok(permit(self.generation, Kind::Closed)),
+                // No limit, or one too long to count in nanoseconds: nothing is entered.
+                _ => Ok(permit(self.generation, Kind::Closed)),
             },
             Phase::ForcedClosed => Ok(permit(self.generation, Kind::Forced)),
             Phase::ForcedOpen => self.reject(State::ForcedOpen),
@@ -270,7 +272,9 @@ impl ReferenceModel {
             return false;
         }
         let width = bucket_width(limit);
-        let key = (width.trailing_zeros(), now / width);
+        // The breaker names a bucket by its number's low bits: a bucket 2^19 widths newer,
+        // entered while one with the same low bits still holds a place, joins it.
+        let key = (width.trailing_zeros(), (now / width) % BUCKET_NUMBERS);
         let end = end_as_read(key, now);
         let generation = self.generation;
         let held = |model: &Self| {
@@ -331,6 +335,12 @@ impl ReferenceModel {
         }
         self.buckets = kept;
         self.calls_out_due = next_due;
+        self.count_hung(hung, now)
+    }
+
+    /// Counts `hung` calls of this closed generation as slow failures, one by one through the
+    /// rules until one trips the breaker; whether it is still closed after.
+    fn count_hung(&mut self, hung: u64, now: u64) -> bool {
         self.counts.failures += hung;
         self.counts.slow_calls += hung;
         self.counts.hung_calls += hung;
@@ -351,18 +361,29 @@ impl ReferenceModel {
             self.swept.swap_remove(at);
             return false;
         }
-        let Some(bucket) = self
+        let Some(at) = self
             .buckets
-            .iter_mut()
-            .find(|bucket| bucket.calls.contains(&permit.id))
+            .iter()
+            .position(|bucket| bucket.calls.contains(&permit.id))
         else {
             return true; // not entered
         };
-        if now.saturating_sub(permit.issued_nanos) >> bucket.key.0 >= LONG_OUT_WIDTHS {
-            return false; // left in its bucket for a sweep
+        if now.saturating_sub(permit.issued_nanos) >> self.buckets[at].key.0 < LONG_OUT_WIDTHS {
+            self.buckets[at].calls.retain(|&id| id != permit.id);
+            return true;
         }
-        bucket.calls.retain(|&id| id != permit.id);
-        true
+        // Out too long to trust its bucket's name: it takes the whole bucket, whose calls are
+        // hung (or released, if their generation is over), itself among them.
+        let bucket = self.buckets.swap_remove(at);
+        let taken = bucket.calls.len() as u64;
+        self.swept
+            .extend(bucket.calls.iter().filter(|&&id| id != permit.id));
+        if bucket.generation == self.generation && self.phase == Phase::Closed {
+            self.count_hung(taken, now);
+        } else {
+            self.counts.released += taken;
+        }
+        false
     }
 
     fn reject(&mut self, state: State) -> Result<ModelPermit, State> {
@@ -589,17 +610,17 @@ pub(crate) fn bucket_width(limit: u64) -> u64 {
     }
 }
 
-/// Whether a call issued at 0 and still out at `now` may have been out [`LONG_OUT_WIDTHS`]
-/// bucket widths under `limit`, so that its end may not count.
-pub(crate) fn may_be_out_long(limit: u64, now: u64) -> bool {
-    now / bucket_width(limit) >= LONG_OUT_WIDTHS
+/// How many buckets after the clock's a sweep reads a bucket as ahead (a clock difference
+/// between cores) rather than wrapped: about a millisecond, from 2 to 2^16 buckets.
+fn ahead(shift: u32) -> u64 {
+    ((1u64 << 20) >> shift.min(63)).clamp(2, 1 << 16)
 }
 
 /// The end of the stretch of time of bucket `key` (shift, number) as a sweep at `now` reads
 /// it: the latest bucket with the same number modulo [`BUCKET_NUMBERS`] and at most two
 /// buckets after `now`'s (the same bucket unless it is 2^19 buckets old).
 fn end_as_read((shift, number): (u32, u64), now: u64) -> u64 {
-    let latest = i128::from(now >> shift) + 2;
+    let latest = i128::from(now >> shift) + i128::from(ahead(shift));
     let back = (latest - i128::from(number)).rem_euclid(i128::from(BUCKET_NUMBERS));
     let read = (latest - back).max(0) as u128;
     (((read + 1) << shift).min(u128::from(u64::MAX))) as u64
