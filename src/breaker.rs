@@ -386,10 +386,7 @@ impl<C: Clock> Breaker<C> {
         }
         let word = StateWord(self.control.state.load(Ordering::Acquire));
         let limit = self.control.slow_call_nanos.load(Ordering::Relaxed);
-        let mut swept = Swept {
-            next_due: u64::MAX,
-            ..Swept::default()
-        };
+        let mut swept = Swept::empty();
         for stripe in self.stripes.all() {
             stripe.calls_out.sweep(
                 word.generation(),

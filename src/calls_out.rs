@@ -157,6 +157,17 @@ pub(crate) struct Swept {
     pub(crate) next_due: u64,
 }
 
+impl Swept {
+    /// Nothing swept yet, and no bucket left.
+    pub(crate) fn empty() -> Self {
+        Swept {
+            hung: 0,
+            ended_generation: 0,
+            next_due: u64::MAX,
+        }
+    }
+}
+
 impl OutRing {
     /// Enters a call of closed `generation` issued at `issued_at` (nanoseconds on the
     /// breaker's clock) under a slow-call `limit`; `None` if no place was free.
@@ -453,10 +464,7 @@ mod tests {
         let ring = OutRing::default();
         let early = ring.enter(GEN, 100, LIMIT).unwrap(); // bucket [0, 256): due 1256
         let late = ring.enter(GEN, 300, LIMIT).unwrap(); // bucket [256, 512): due 1512
-        let mut swept = Swept {
-            next_due: u64::MAX,
-            ..Swept::default()
-        };
+        let mut swept = Swept::empty();
         ring.sweep(GEN, true, || 1_255, LIMIT, &mut swept);
         assert_eq!((swept.hung, swept.next_due), (0, 1_256));
         swept.next_due = u64::MAX;
@@ -473,10 +481,7 @@ mod tests {
     fn a_sweep_removes_calls_of_an_ended_generation_unjudged() {
         let ring = OutRing::default();
         let old = ring.enter(GEN, 100, LIMIT).unwrap();
-        let mut swept = Swept {
-            next_due: u64::MAX,
-            ..Swept::default()
-        };
+        let mut swept = Swept::empty();
         ring.sweep(GEN + 2, true, || 200, LIMIT, &mut swept);
         assert_eq!(
             swept,
@@ -493,10 +498,7 @@ mod tests {
     fn a_sweep_of_an_open_breaker_judges_nothing() {
         let ring = OutRing::default();
         ring.enter(GEN, 100, LIMIT).unwrap();
-        let mut swept = Swept {
-            next_due: u64::MAX,
-            ..Swept::default()
-        };
+        let mut swept = Swept::empty();
         ring.sweep(GEN, false, || 5_000, LIMIT, &mut swept);
         assert_eq!((swept.hung, swept.ended_generation), (0, 0));
         assert_eq!(ring.out(), 1);
@@ -506,10 +508,7 @@ mod tests {
     fn a_late_end_never_matches_a_bucket_opened_in_its_place_since() {
         let ring = OutRing::default();
         let hung = ring.enter(GEN, 100, LIMIT).unwrap();
-        let mut swept = Swept {
-            next_due: u64::MAX,
-            ..Swept::default()
-        };
+        let mut swept = Swept::empty();
         ring.sweep(GEN, true, || 2_000, LIMIT, &mut swept);
         assert_eq!(swept.hung, 1);
         // A registration of the same bucket, delayed past the sweep, reopens the same place.
@@ -544,10 +543,7 @@ mod tests {
             "an empty bucket lost its place before a sweep"
         );
         // A sweep in a later generation frees them all, empty or not.
-        let mut swept = Swept {
-            next_due: u64::MAX,
-            ..Swept::default()
-        };
+        let mut swept = Swept::empty();
         ring.sweep(GEN + 2, true, || 9 * 256, LIMIT, &mut swept);
         assert_eq!((swept.hung, swept.ended_generation), (0, 7));
         assert!(ring.enter(GEN + 2, 9 * 256, LIMIT).unwrap().opened);
@@ -601,10 +597,7 @@ mod tests {
             assert_eq!(ring.leave(entered, GEN, issued, issued), Left::Counted);
         }
         assert_eq!(ring.leave(other_width, GEN, 310, 310), Left::Counted);
-        let mut swept = Swept {
-            next_due: u64::MAX,
-            ..Swept::default()
-        };
+        let mut swept = Swept::empty();
         ring.sweep(GEN, true, || 400, LIMIT, &mut swept);
         assert_eq!((swept.hung, swept.ended_generation), (0, 0));
         assert_eq!(
@@ -630,10 +623,7 @@ mod tests {
             "a long-out call left its bucket"
         );
         assert_eq!(ring.out(), 1);
-        let mut swept = Swept {
-            next_due: u64::MAX,
-            ..Swept::default()
-        };
+        let mut swept = Swept::empty();
         ring.sweep(GEN, true, || now, LIMIT, &mut swept);
         assert_eq!(swept.hung, 1);
     }

@@ -176,16 +176,7 @@ fn refused_configurations_run_nothing() {
 fn a_call_left_out_through_twenty_minutes_is_judged_alike() {
     // Over 2^19 buckets of a 1 ms limit: the bucket's number wraps, and the call's end comes
     // after 2^18 widths, so it is left to the sweep.
-    let config = ModelConfig {
-        failure_rate: None,
-        consecutive_failures: Some(5),
-        open_duration: std::time::Duration::from_secs(1),
-        half_open_probes: 1,
-        success_threshold: 1,
-        slow_call: Some(std::time::Duration::from_millis(1)),
-        probe_timeout: None,
-        open_backoff: None,
-    };
+    let config = run_of_five_timed(std::time::Duration::from_millis(1));
     let twenty_minutes = Op::Advance(1_200_000_000);
     let ops = [
         Op::Acquire,
@@ -214,16 +205,7 @@ fn a_call_left_out_through_twenty_minutes_is_judged_alike() {
 fn a_limit_too_long_for_nanoseconds_times_nothing_alike() {
     // `Duration::MAX` saturates to u64::MAX nanoseconds: no call is entered, in the breaker
     // or the model, however many generations pass with calls out.
-    let config = ModelConfig {
-        failure_rate: None,
-        consecutive_failures: Some(5),
-        open_duration: std::time::Duration::from_secs(1),
-        half_open_probes: 1,
-        success_threshold: 1,
-        slow_call: Some(std::time::Duration::MAX),
-        probe_timeout: None,
-        open_backoff: None,
-    };
+    let config = run_of_five_timed(std::time::Duration::MAX);
     let mut ops = vec![Op::Acquire];
     for _ in 0..8 {
         ops.extend([
@@ -234,4 +216,18 @@ fn a_limit_too_long_for_nanoseconds_times_nothing_alike() {
     }
     ops.push(Op::Record(0, hotbreaker::Outcome::Failure));
     assert_eq!(run_differential(&config, &ops), Ok(true));
+}
+
+/// A run rule of 5, an open second, one probe, and slow-call limit `limit`.
+fn run_of_five_timed(limit: std::time::Duration) -> ModelConfig {
+    ModelConfig {
+        failure_rate: None,
+        consecutive_failures: Some(5),
+        open_duration: std::time::Duration::from_secs(1),
+        half_open_probes: 1,
+        success_threshold: 1,
+        slow_call: Some(limit),
+        probe_timeout: None,
+        open_backoff: None,
+    }
 }

@@ -217,12 +217,7 @@ fn a_call_can_end_on_another_thread() {
 fn a_new_limit_judges_the_calls_already_out_from_the_end_of_their_bucket() {
     let (breaker, clock) = breaker();
     let config = breaker.config();
-    breaker
-        .reconfigure(Config {
-            slow_call: Some(LIMIT * 100),
-            ..config
-        })
-        .unwrap();
+    set_limit(&breaker, Some(LIMIT * 100));
     let out = breaker.try_acquire().unwrap();
     clock.advance(JUDGED_BY);
     breaker.try_acquire().unwrap().success();
@@ -253,12 +248,7 @@ fn a_new_limit_judges_the_calls_already_out_from_the_end_of_their_bucket() {
 fn without_a_limit_nothing_is_judged_while_out() {
     let (breaker, clock) = breaker();
     let out = breaker.try_acquire().unwrap();
-    breaker
-        .reconfigure(Config {
-            slow_call: None,
-            ..breaker.config()
-        })
-        .unwrap();
+    set_limit(&breaker, None);
     clock.advance(JUDGED_BY * 10);
     breaker.try_acquire().unwrap().success();
     assert_eq!(breaker.metrics().hung_calls, 0);
@@ -278,6 +268,24 @@ fn probes_are_left_to_the_probe_timeout() {
     assert_eq!(breaker.metrics().hung_calls, 0);
     probe.success(); // slow at its end: the probe failed
     assert_eq!(breaker.metrics().state, State::Open);
+}
+
+/// Reconfigures `breaker` with slow-call limit `limit`, the rest as it is.
+fn set_limit(breaker: &Breaker<ManualClock>, limit: Option<Duration>) {
+    breaker
+        .reconfigure(Config {
+            slow_call: limit,
+            ..breaker.config()
+        })
+        .unwrap();
+}
+
+/// `calls` quick calls, one bucket width (of a 1 ms limit) apart.
+fn calls_a_width_apart(breaker: &Breaker<ManualClock>, clock: &ManualClock, calls: usize) {
+    for _ in 0..calls {
+        breaker.try_acquire().unwrap().success();
+        clock.advance(Duration::from_nanos(1 << 18));
+    }
 }
 
 /// A breaker with a 1 ms limit (buckets 2^18 ns wide) that never trips.
@@ -339,10 +347,7 @@ fn a_call_left_out_through_a_long_quiet_spell_is_judged_at_the_next_call() {
 #[test]
 fn buckets_left_from_before_a_quiet_spell_do_not_crowd_out_new_ones() {
     let (breaker, clock) = short_limit();
-    for _ in 0..6 {
-        breaker.try_acquire().unwrap().success();
-        clock.advance(Duration::from_nanos(1 << 18));
-    }
+    calls_a_width_apart(&breaker, &clock, 6);
     clock.advance(Duration::from_secs(20 * 60));
     traffic_with_hung_calls(&breaker, &clock, Duration::from_micros(100), 20_000, 50);
 }
@@ -350,16 +355,8 @@ fn buckets_left_from_before_a_quiet_spell_do_not_crowd_out_new_ones() {
 #[test]
 fn buckets_of_the_old_width_do_not_crowd_out_new_ones_after_the_limit_grows() {
     let (breaker, clock) = short_limit();
-    for _ in 0..6 {
-        breaker.try_acquire().unwrap().success();
-        clock.advance(Duration::from_nanos(1 << 18));
-    }
-    breaker
-        .reconfigure(Config {
-            slow_call: Some(Duration::from_millis(8_500)),
-            ..breaker.config()
-        })
-        .unwrap();
+    calls_a_width_apart(&breaker, &clock, 6);
+    set_limit(&breaker, Some(Duration::from_millis(8_500)));
     // A call a millisecond for 40 s: the calls kept out in the first 20 s are all due.
     traffic_with_hung_calls(&breaker, &clock, Duration::from_millis(1), 40_000, 50);
 }
@@ -426,7 +423,7 @@ fn a_call_left_out_through_sixteen_thousand_transitions_is_released_not_judged()
 #[test]
 fn a_call_ending_after_a_hundred_thousand_limits_is_judged_hung_at_its_end() {
     // Past 2^19 - 2^17 buckets (103 s at a 1 ms limit) its end cannot trust its bucket's
-    // name: it sweeps instead, which judges it, with no later call needed.
+    // name: it takes its bucket's place instead, which judges it, with no later call needed.
     let (breaker, clock) = short_limit();
     let out = breaker.try_acquire().unwrap();
     clock.advance(Duration::from_secs(110));
@@ -450,12 +447,7 @@ fn a_long_out_call_ending_after_the_limit_was_removed_is_judged_hung() {
         .build()
         .unwrap();
     let out = breaker.try_acquire().unwrap();
-    breaker
-        .reconfigure(Config {
-            slow_call: None,
-            ..breaker.config()
-        })
-        .unwrap();
+    set_limit(&breaker, None);
     clock.advance(Duration::from_secs(110));
     out.failure();
     // Out over 100,000 of the limit it was issued under: hung, and the failure trips.
