@@ -456,8 +456,8 @@ impl<C: Clock> Breaker<C> {
     }
 
     /// Whether the call of a timed permit, ending at `now`, still counts: `false` if a sweep
-    /// took it first, or if it has been out too long for its end to find it (`Left`), when
-    /// this end sweeps at once so that the call is judged now.
+    /// took it first, or if it has been out too long for its end to trust its bucket's name
+    /// (`Left::OutTooLong`), when this end takes the bucket's place and counts its calls.
     fn leave_calls_out(&self, generation: u32, timing: Timing, now: u64) -> bool {
         let Some((stripe, entered)) = timing.ticket.entry() else {
             return true;

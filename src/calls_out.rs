@@ -79,13 +79,13 @@ const NAME_MASK: u64 = !(COUNT_MASK | TAKEN);
 /// How far ahead of a sweep's clock reading a bucket may be, for clock readings on different
 /// cores: about a millisecond, at least two buckets and at most 2^16. Further ahead, it is a
 /// bucket of long ago whose number wrapped.
-pub(crate) fn ahead_buckets(shift: u32) -> u64 {
+fn ahead_buckets(shift: u32) -> u64 {
     ((1u64 << 20) >> shift.min(63)).clamp(2, 1 << 16)
 }
 /// A call out this many widths may find a bucket opened in its place since with its own low
 /// bits, once they wrapped: below it (2^19 less twice the most a bucket may be ahead), none
 /// can have been opened yet, so its end can trust the name it finds.
-pub(crate) const LONG_OUT_WIDTHS: u64 = (1 << BUCKET_BITS) - (1 << 17);
+const LONG_OUT_WIDTHS: u64 = (1 << BUCKET_BITS) - (1 << 17);
 
 /// How an end left the calls out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -146,8 +146,17 @@ pub(crate) struct Entered {
     pub(crate) opened: bool,
 }
 
+impl Entered {
+    /// The name, reuse count included, of the bucket that a call of `generation` issued at
+    /// `issued_at` entered as `self`.
+    fn name(self, generation: u32, issued_at: u64) -> u64 {
+        let shift = u32::from(self.shift);
+        name(generation, shift, issued_at >> shift) | u64::from(self.reuse) << REUSE_SHIFT
+    }
+}
+
 /// What a sweep of one ring found.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Swept {
     /// Calls of the current generation out longer than the limit: judged slow now.
     pub(crate) hung: u64,
@@ -232,12 +241,10 @@ impl OutRing {
         issued_at: u64,
         now: u64,
     ) -> Left {
-        let shift = u32::from(entered.shift);
-        if now.saturating_sub(issued_at) >> shift >= LONG_OUT_WIDTHS {
+        if now.saturating_sub(issued_at) >> entered.shift >= LONG_OUT_WIDTHS {
             return Left::OutTooLong;
         }
-        let mine =
-            name(generation, shift, issued_at >> shift) | u64::from(entered.reuse) << REUSE_SHIFT;
+        let mine = entered.name(generation, issued_at);
         let word = &self.places[usize::from(entered.place)];
         let mut seen = word.load(Ordering::Relaxed);
         loop {
@@ -256,9 +263,7 @@ impl OutRing {
     /// a call out too long to trust the name ([`Left::OutTooLong`]). The calls taken, 0 if
     /// none (the call's bucket was taken before).
     pub(crate) fn take_place(&self, entered: Entered, generation: u32, issued_at: u64) -> u64 {
-        let shift = u32::from(entered.shift);
-        let mine =
-            name(generation, shift, issued_at >> shift) | u64::from(entered.reuse) << REUSE_SHIFT;
+        let mine = entered.name(generation, issued_at);
         let word = &self.places[usize::from(entered.place)];
         let mut seen = word.load(Ordering::Relaxed);
         while seen & (NAME_MASK | TAKEN) == mine && seen & COUNT_MASK != 0 {
