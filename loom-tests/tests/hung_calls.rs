@@ -70,18 +70,27 @@ fn a_hung_call_is_counted_once_by_its_end_or_by_a_sweep() {
 /// Checks that A's call is judged by that last sweep: the due time that B's sweep leaves, and
 /// A's lowering of it, never hide A's bucket.
 ///
-/// Catches: an entry that opens a bucket without lowering the due time (tried: the last call
-/// did not sweep, one hung call). Does not catch, although it is what the sweep's
-/// `fetch_min` is for: a sweep that stores the due time it computed rather than lowering the
-/// stored one to it, or a claim and a lowering with relaxed ordering (both tried). They go
-/// wrong only if A enters after B read A's bucket and lowers the due time before B stores it,
-/// and loom's search never runs A there: in every execution it explored (2,124 at three
-/// preemptions), A entered after B's whole sweep or swept itself. The argument that rules it
-/// out is written at `sweep_calls_out`.
+/// The breaker has one stripe, which the main thread owns, so that A and B share the common
+/// stripe: B's own call, entered after its sweep at the same time as A's, then joins A's
+/// bucket instead of opening one of its own with the same due time, whose lowering would
+/// hide a due time lost by the sweep. (With a stripe each, the model missed the first bug
+/// below at every bound tried, up to four preemptions.)
+///
+/// Catches:
+/// - a sweep that stores the due time it computed instead of lowering the stored one to it
+///   (`fetch_min`): A enters after B read the common stripe and lowers the due time before B
+///   stores it (tried: one hung call, the kept call never judged);
+/// - an entry that opens a bucket without lowering the due time (tried: the first call was
+///   never judged).
+///
+/// Does not catch a claim or a lowering with relaxed ordering (tried, both at once, up to four
+/// preemptions: 44,679 executions). The sweep would then be free to read A's bucket as empty
+/// even when A lowered the due time before the claim, and loom never gave the sweep that
+/// older value. The argument for the orderings is written at `sweep_calls_out`.
 #[test]
 fn a_bucket_opened_during_a_sweep_is_swept_when_due() {
     check_each_order(2, 2, |order| {
-        let (breaker, clock) = small(|b| b.consecutive_failures(5).slow_call(LIMIT));
+        let (breaker, clock) = small(|b| b.consecutive_failures(5).slow_call(LIMIT).stripes(1));
         std::mem::forget(breaker.try_acquire().unwrap());
         clock.advance(DUE);
 
