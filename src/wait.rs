@@ -229,7 +229,13 @@ mod async_wait {
             &self,
             timeout: Duration,
         ) -> Result<Permit<'_, C>, Rejected> {
-            let deadline = tokio::time::Instant::now() + timeout;
+            // A timeout too long to add (`Duration::MAX`, "wait for good") waits thirty years,
+            // as far ahead as tokio's own "far future".
+            let now = tokio::time::Instant::now();
+            let deadline = now
+                .checked_add(timeout)
+                .or_else(|| now.checked_add(Duration::from_secs(30 * 365 * 24 * 60 * 60)))
+                .unwrap_or(now);
             let waiters = self.waiters();
             let slot = waiters.tasks.claim();
             loop {

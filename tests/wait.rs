@@ -176,3 +176,16 @@ async fn many_async_waiters_more_than_the_wake_slots_all_get_in() {
         assert_eq!(woken.unwrap(), Ok(()));
     }
 }
+
+#[tokio::test]
+async fn an_async_wait_takes_any_timeout() {
+    let breaker = Breaker::builder().build().unwrap();
+    // Too long to add to an instant: "wait for good", as the blocking wait takes it.
+    breaker.acquire_timeout(Duration::MAX).unwrap().success();
+    breaker
+        .acquire_timeout_async(Duration::MAX)
+        .await
+        .unwrap()
+        .success();
+    assert_eq!(breaker.state(), State::Closed);
+}
