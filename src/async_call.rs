@@ -1,11 +1,13 @@
 //! Calling through the breaker from async code, with no runtime dependency.
 
 use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 use crate::breaker::Breaker;
 use crate::call::{CallError, every_error_fails};
 use crate::clock::Clock;
-use crate::permit::Outcome;
+use crate::permit::{Outcome, Permit};
 
 impl<C: Clock> Breaker<C> {
     /// Awaits `future` if the breaker lets the call through, and records its result: `Ok` as a
@@ -14,7 +16,8 @@ impl<C: Clock> Breaker<C> {
     /// The permit is held across the `.await`. If the returned future is dropped before
     /// `future` completes (a timeout, a cancelled request), the permit is dropped with it and
     /// gives its admission back, so a cancelled probe never leaves the breaker half-open for
-    /// good. A panic while polling `future` counts as a failure.
+    /// good; so does a panic elsewhere that drops it between polls (a sibling branch of a
+    /// `join!`). A panic while polling `future`, or in `classify`, counts as a failure.
     ///
     /// So a timeout belongs *inside* the call, as part of `future`
     /// (`breaker.call_async(async { tokio::time::timeout(d, fetch()).await? })`): then a
@@ -58,9 +61,34 @@ impl<C: Clock> Breaker<C> {
     where
         F: Future<Output = Result<T, E>>,
     {
-        let permit = self.try_acquire().map_err(CallError::Rejected)?;
-        let result = future.await;
+        let mut permit = self.try_acquire().map_err(CallError::Rejected)?;
+        let result = FailsIfPollPanics {
+            future: std::pin::pin!(future),
+            permit: &mut permit,
+        }
+        .await;
+        permit.set_fails_if_dropped(true); // a panic in `classify`
         permit.record(classify(&result));
         result.map_err(CallError::Failed)
+    }
+}
+
+/// Polls `future` with its permit set to fail if dropped, and set back after each poll: a
+/// panic out of the dependency's future drops the permit as a failure, while this future
+/// dropped between polls (cancelled, or dropped by a panic elsewhere) gives it back.
+struct FailsIfPollPanics<'p, 'b, F, C: Clock> {
+    future: Pin<&'p mut F>,
+    permit: &'p mut Permit<'b, C>,
+}
+
+impl<F: Future, C: Clock> Future for FailsIfPollPanics<'_, '_, F, C> {
+    type Output = F::Output;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = &mut *self;
+        this.permit.set_fails_if_dropped(true);
+        let polled = this.future.as_mut().poll(cx);
+        this.permit.set_fails_if_dropped(false);
+        polled
     }
 }

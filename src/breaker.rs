@@ -226,6 +226,25 @@ impl<C: Clock> Breaker<C> {
         Some(Duration::from_nanos(remaining))
     }
 
+    /// Turns a call away without asking for a permit, counted as a rejection: for the tower
+    /// layer, whose `poll_ready` found the breaker open and left the inner service unready.
+    /// Asking for a permit instead would start a half-open period (and count a released
+    /// permit) for a call that cannot be made. `retry_after` is what is left of the open
+    /// period, zero once it has ended (the next call may be let through), `None` while forced
+    /// open.
+    #[cfg(feature = "tower")]
+    pub(crate) fn shed(&self) -> Rejected {
+        let word = StateWord(self.control.state.load(Ordering::Acquire));
+        if let Some(rejected) = self.rejection_while_open(word) {
+            return rejected;
+        }
+        let retry_after = match word.state() {
+            State::ForcedOpen => None,
+            _ => Some(Duration::ZERO),
+        };
+        self.count_rejection(self.reject(word.state(), retry_after))
+    }
+
     #[inline]
     pub(crate) fn count_rejection(&self, rejected: Rejected) -> Rejected {
         self.stripes.bump(Counter::Rejected);
@@ -576,18 +595,21 @@ impl<C: Clock> Breaker<C> {
                 Ordering::Acquire,
             ) {
                 Ok(_) => {
+                    // The permit first: if a listener panics, unwinding drops it, and the
+                    // probe's place is given back instead of held for good.
+                    let permit = Permit::new(
+                        self,
+                        next.generation(),
+                        PermitKind::Probe,
+                        self.issue_time(next),
+                    );
                     if word.state() == State::Open {
                         self.transitions
                             .half_openings
                             .fetch_add(1, Ordering::Relaxed);
                         self.announce(word, next, Trigger::OpenPeriodEnded, None);
                     }
-                    return Ok(Permit::new(
-                        self,
-                        next.generation(),
-                        PermitKind::Probe,
-                        self.issue_time(next),
-                    ));
+                    return Ok(permit);
                 }
                 Err(seen) => word = StateWord(seen),
             }

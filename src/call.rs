@@ -121,7 +121,9 @@ impl<C: Clock> Breaker<C> {
         // through one out-of-line function. Without the split the whole of it was too big to
         // inline, and every healthy call paid a function call with a full register save.
         match self.try_acquire_healthy() {
-            Ok(permit) => {
+            Ok(mut permit) => {
+                // A panic out of `f` or `classify` drops the permit: a failure.
+                permit.set_fails_if_dropped(true);
                 let result = f();
                 permit.record(classify(&result));
                 result.map_err(CallError::Failed)
@@ -146,9 +148,10 @@ impl<C: Clock> Breaker<C> {
         classify: impl FnOnce(&Result<T, E>) -> Outcome,
         f: impl FnOnce() -> Result<T, E>,
     ) -> Result<T, CallError<E>> {
-        let permit = self
+        let mut permit = self
             .acquire_counting_rejection(word)
             .map_err(CallError::Rejected)?;
+        permit.set_fails_if_dropped(true);
         let result = f();
         permit.record(classify(&result));
         result.map_err(CallError::Failed)

@@ -51,8 +51,11 @@ pub(crate) struct Timing {
 ///
 /// End it with [`success`](Permit::success), [`failure`](Permit::failure) or
 /// [`ignore`](Permit::ignore). A permit dropped without a verdict gives its admission back and
-/// counts as nothing (in half-open, another call may then probe), except while the thread is
-/// panicking: a panic during the call counts as a failure.
+/// counts as nothing (in half-open, another call may then probe), also when a panic drops it:
+/// the breaker cannot tell a panic of the call from one elsewhere (in async code, a sibling
+/// branch of a `join!` that panics drops every call in flight). Calls made through
+/// [`Breaker::call`], [`Breaker::call_async`] or the tower layer do know: there a panic out
+/// of the dependency's code, or out of the classifier, counts as a failure.
 ///
 /// A verdict on a permit from before a state transition (the breaker tripped, or closed, while
 /// the call was out) is counted in the metrics but does not touch the new state. (With a
@@ -83,6 +86,10 @@ pub struct Permit<'a, C: Clock> {
     /// When the permit was issued, if the breaker times calls (`slow_call`); `None` on the
     /// healthy path, where nothing is timed.
     timing: Option<Timing>,
+    /// Whether dropping the permit records a failure rather than giving the admission back:
+    /// set by the breaker's own call paths while the dependency's code runs, so that a panic
+    /// out of that code, and only that, counts against the dependency.
+    fails_if_dropped: bool,
 }
 
 impl<'a, C: Clock> Permit<'a, C> {
@@ -98,7 +105,15 @@ impl<'a, C: Clock> Permit<'a, C> {
             generation,
             kind,
             timing,
+            fails_if_dropped: false,
         }
+    }
+
+    /// Makes dropping this permit record a failure (`true`) or give the admission back
+    /// (`false`, as every permit starts): see `fails_if_dropped`.
+    #[inline(always)]
+    pub(crate) fn set_fails_if_dropped(&mut self, fails: bool) {
+        self.fails_if_dropped = fails;
     }
 
     /// Records that the call succeeded.
@@ -149,7 +164,7 @@ impl<'a, C: Clock> Permit<'a, C> {
 
 impl<C: Clock> Drop for Permit<'_, C> {
     fn drop(&mut self) {
-        if std::thread::panicking() {
+        if self.fails_if_dropped {
             self.breaker
                 .end_with(self.generation, self.kind, self.timing, Outcome::Failure);
         } else {
@@ -181,6 +196,8 @@ pub struct OwnedPermit<C: Clock> {
     /// As for [`Permit`].
     timing: Option<Timing>,
     ended: bool,
+    /// As for [`Permit`].
+    fails_if_dropped: bool,
 }
 
 impl<C: Clock> OwnedPermit<C> {
@@ -196,7 +213,14 @@ impl<C: Clock> OwnedPermit<C> {
             kind,
             timing,
             ended: false,
+            fails_if_dropped: false,
         }
+    }
+
+    /// As [`Permit::set_fails_if_dropped`].
+    #[cfg(feature = "tower")]
+    pub(crate) fn set_fails_if_dropped(&mut self, fails: bool) {
+        self.fails_if_dropped = fails;
     }
 
     /// Records that the call succeeded.
@@ -242,7 +266,7 @@ impl<C: Clock> Drop for OwnedPermit<C> {
         if self.ended {
             return;
         }
-        if std::thread::panicking() {
+        if self.fails_if_dropped {
             self.breaker
                 .end_with(self.generation, self.kind, self.timing, Outcome::Failure);
         } else {

@@ -100,3 +100,44 @@ async fn a_timeout_inside_the_call_counts_as_a_failure_and_outside_as_nothing() 
     assert_eq!(breaker.metrics().failures, 2);
     assert_eq!(breaker.state(), State::Open);
 }
+
+#[tokio::test]
+async fn a_panic_elsewhere_in_the_task_gives_the_permit_of_a_call_in_flight_back() {
+    let breaker = Arc::new(Breaker::builder().consecutive_failures(1).build().unwrap());
+    let (started, start) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn({
+        let breaker = Arc::clone(&breaker);
+        async move {
+            let in_flight = breaker.call_async(pending::<Result<(), std::io::Error>>());
+            let other_branch = async move {
+                let _ = start.await;
+                panic!("a bug elsewhere in the request handler");
+            };
+            let _ = tokio::join!(in_flight, other_branch);
+        }
+    });
+    started.send(()).unwrap();
+    assert!(task.await.unwrap_err().is_panic());
+    let metrics = breaker.metrics();
+    assert_eq!((metrics.failures, metrics.released), (0, 1), "{metrics:?}");
+    assert_eq!(breaker.state(), State::Closed);
+}
+
+#[test]
+fn a_panic_of_the_future_counts_as_a_failure_when_caught_around_the_poll() {
+    let breaker = Breaker::builder().consecutive_failures(1).build().unwrap();
+    let mut call = Box::pin(breaker.call_async(async {
+        panic!("a bug in the dependency's client");
+        #[allow(unreachable_code)]
+        Ok::<(), std::io::Error>(())
+    }));
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _ = call.as_mut().poll(&mut cx);
+    }));
+    assert!(caught.is_err());
+    drop(call);
+    let metrics = breaker.metrics();
+    assert_eq!((metrics.failures, metrics.released), (1, 0), "{metrics:?}");
+    assert_eq!(breaker.state(), State::Open);
+}

@@ -313,9 +313,9 @@ async fn a_service_not_made_ready_is_not_called_when_the_open_period_ends_meanwh
     );
     let m = breaker.metrics();
     assert_eq!(
-        (m.probes_out, m.released),
-        (0, 1),
-        "the probe place was given back"
+        (m.probes_out, m.released, m.half_openings, m.rejected),
+        (0, 0, 0, 1),
+        "one rejection, and no probe place taken nor half-open period started for it"
     );
     assert!(breaker.try_acquire().unwrap().is_probe());
 }
@@ -426,4 +426,92 @@ fn services_and_futures_are_send() {
     assert_send(&service);
     let future = service.call(200);
     assert_send(&future);
+}
+
+/// An inner service whose future panics when polled.
+#[derive(Clone)]
+struct PanicsWhenPolled;
+
+struct Panics;
+
+impl std::future::Future for Panics {
+    type Output = Result<(), Infallible>;
+
+    fn poll(self: std::pin::Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Self::Output> {
+        panic!("a bug in the inner service")
+    }
+}
+
+impl Service<u16> for PanicsWhenPolled {
+    type Response = ();
+    type Error = Infallible;
+    type Future = Panics;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, _request: u16) -> Panics {
+        Panics
+    }
+}
+
+#[test]
+fn a_panic_of_the_inner_future_counts_as_a_failure_when_caught_around_the_poll() {
+    let (breaker, _) = breaker(1);
+    let mut service = BreakerLayer::new(Arc::clone(&breaker)).layer(PanicsWhenPolled);
+    let mut cx = Context::from_waker(std::task::Waker::noop());
+    assert!(service.poll_ready(&mut cx).is_ready());
+    let mut future = Box::pin(service.call(1));
+    // As `catch_unwind` around a poll does (tower-http's `CatchPanicLayer`): the future is
+    // dropped after the panic is caught, when the thread is no longer panicking.
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _ = future.as_mut().poll(&mut cx);
+    }));
+    assert!(caught.is_err());
+    drop(future);
+    let m = breaker.metrics();
+    assert_eq!((m.failures, m.released), (1, 0), "{m:?}");
+    assert_eq!(breaker.state(), State::Open);
+}
+
+#[tokio::test]
+async fn a_panic_elsewhere_in_the_task_gives_the_permit_of_a_call_in_flight_back() {
+    let (breaker, _) = breaker(1);
+    let (started, start) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn({
+        let mut service = BreakerLayer::new(Arc::clone(&breaker)).layer(ReadyButHangs);
+        async move {
+            service.ready().await.unwrap();
+            let in_flight = service.call(200);
+            let other_branch = async move {
+                let _ = start.await;
+                panic!("a bug elsewhere in the request handler");
+            };
+            let _ = tokio::join!(in_flight, other_branch);
+        }
+    });
+    started.send(()).unwrap();
+    assert!(task.await.unwrap_err().is_panic());
+    let m = breaker.metrics();
+    assert_eq!((m.failures, m.released), (0, 1), "{m:?}");
+    assert_eq!(breaker.state(), State::Closed);
+}
+
+/// Ready at once; its calls never complete.
+#[derive(Clone)]
+struct ReadyButHangs;
+
+impl Service<u16> for ReadyButHangs {
+    type Response = ();
+    type Error = Infallible;
+    type Future = Pending<Result<(), Infallible>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, _request: u16) -> Self::Future {
+        pending()
+    }
 }

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use hotbreaker::{Breaker, CallError, ManualClock, Outcome, State, Transition, Trigger, TripRule};
@@ -456,4 +456,70 @@ fn bad_configurations_name_the_field() {
             "{err}"
         );
     }
+}
+
+#[test]
+fn a_listener_that_panics_on_half_opening_does_not_keep_the_probe_place() {
+    let clock = ManualClock::new();
+    let panic_once = Arc::new(AtomicBool::new(true));
+    let breaker = Breaker::builder()
+        .consecutive_failures(1)
+        .open_duration(Duration::from_secs(1))
+        .clock(clock.clone())
+        .on_transition({
+            let panic_once = Arc::clone(&panic_once);
+            move |transition| {
+                if transition.trigger == Trigger::OpenPeriodEnded
+                    && panic_once.swap(false, Ordering::SeqCst)
+                {
+                    panic!("a listener with a bug");
+                }
+            }
+        })
+        .build()
+        .unwrap();
+    breaker.try_acquire().unwrap().failure();
+    clock.advance(Duration::from_secs(1));
+    let attempt = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        breaker.try_acquire().map(|permit| permit.success())
+    }));
+    assert!(attempt.is_err(), "the listener panicked inside try_acquire");
+    assert_eq!(
+        breaker.metrics().probes_out,
+        0,
+        "a probe out that nobody holds"
+    );
+    let probe = breaker
+        .try_acquire()
+        .expect("the probe place is free again");
+    assert!(probe.is_probe());
+    probe.success();
+    assert_eq!(breaker.state(), State::Closed);
+}
+
+#[test]
+fn a_permit_dropped_by_a_panic_gives_its_admission_back() {
+    let (breaker, _) = breaker(|b| b.consecutive_failures(1));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _permit = breaker.try_acquire().unwrap();
+        panic!("a bug in the caller's own code, not a failure of the dependency");
+    }));
+    assert!(result.is_err());
+    let metrics = breaker.metrics();
+    assert_eq!((metrics.failures, metrics.released), (0, 1), "{metrics:?}");
+    assert_eq!(breaker.state(), State::Closed);
+}
+
+#[test]
+fn a_panic_in_the_classifier_counts_as_a_failure() {
+    let (breaker, _) = breaker(|b| b.consecutive_failures(1));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _ = breaker.call_with(
+            |_: &Result<(), ()>| -> Outcome { panic!("a classifier with a bug") },
+            || Ok(()),
+        );
+    }));
+    assert!(result.is_err());
+    assert_eq!(breaker.metrics().failures, 1);
+    assert_eq!(breaker.state(), State::Open);
 }

@@ -30,11 +30,16 @@
 //!   and the permit is taken in [`call`](Service::call): a service made ready and then dropped,
 //!   or never called, holds no permit. While the breaker is open, `poll_ready` answers at once
 //!   without waiting for the inner service (which may be stuck on the very dependency that is
-//!   down), and `call` rejects.
+//!   down), and `call` rejects, counted as a rejection, even if the open period has ended in
+//!   between (the inner service was not made ready). A task already waiting in the inner
+//!   service's `poll_ready` when the breaker opens is not woken by the opening: it learns of it
+//!   at its next poll, when the inner service wakes it.
 //! - **Cancellation is safe.** The permit (an [`OwnedPermit`]) moves into
 //!   the [`ResponseFuture`]; a future dropped before it completes (a client that went away, a
-//!   timeout around it) gives the permit back without a verdict, so a cancelled half-open probe
-//!   never leaves the breaker stuck.
+//!   timeout around it, a panic elsewhere in the task) gives the permit back without a
+//!   verdict, so a cancelled half-open probe never leaves the breaker stuck. A panic out of the
+//!   inner future or the classifier counts as a failure, also when something catches it and
+//!   drops the future later.
 //! - **Rejection is typed.** The service's error is [`CallError<E>`], the same error as
 //!   [`Breaker::call`]'s: [`CallError::Rejected`] when the breaker did not let the call through,
 //!   [`CallError::Failed`] with the inner service's error otherwise. Matching needs no
@@ -72,7 +77,6 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Duration;
 
 use pin_project_lite::pin_project;
 use tower_layer::Layer;
@@ -284,22 +288,21 @@ where
     }
 
     fn call(&mut self, request: Req) -> Self::Future {
-        let shedding = std::mem::take(&mut self.shedding);
-        let kind = match self.breaker.try_acquire_owned() {
-            Ok(permit) if !shedding => Kind::Called {
-                future: self.inner.call(request),
-                verdict: Some((permit, self.classifier.clone())),
-            },
-            Ok(permit) => {
-                // The open period ended between `poll_ready` and `call`, but `inner` was not
-                // made ready and must not be called. Give the permit back unused (it counts as
-                // released, and a probe place frees up) and ask the caller to retry now.
-                drop(permit);
-                Kind::Rejected {
-                    rejected: Rejected::new(State::Open, Some(Duration::ZERO)),
-                }
+        let kind = if std::mem::take(&mut self.shedding) {
+            // `poll_ready` found the breaker open and did not make `inner` ready, so `inner`
+            // must not be called even if the open period has ended since: rejected, and
+            // counted as such, without taking a permit.
+            Kind::Rejected {
+                rejected: self.breaker.shed(),
             }
-            Err(rejected) => Kind::Rejected { rejected },
+        } else {
+            match self.breaker.try_acquire_owned() {
+                Ok(permit) => Kind::Called {
+                    future: self.inner.call(request),
+                    verdict: Some((permit, self.classifier.clone())),
+                },
+                Err(rejected) => Kind::Rejected { rejected },
+            }
         };
         ResponseFuture { kind }
     }
@@ -332,7 +335,8 @@ pin_project! {
     /// that admitted it, or a rejection.
     ///
     /// Dropped before it completes, it gives the permit back without a verdict. A panic while
-    /// it polls the inner future, or while the classifier runs, counts as a failure.
+    /// it polls the inner future, or while the classifier runs, counts as a failure (when the
+    /// future is dropped, which may be after something caught the panic).
     pub struct ResponseFuture<F, Cl, C: Clock> {
         #[pin]
         kind: Kind<F, Cl, C>,
@@ -368,13 +372,24 @@ where
                 Poll::Ready(Err(CallError::Rejected(*rejected)))
             }
             KindProjection::Called { future, verdict } => {
-                let result = match future.poll(cx) {
+                // While the inner future runs, a panic out of it drops the permit as a
+                // failure; between polls, a drop (cancelled, or dropped by a panic elsewhere)
+                // gives it back.
+                if let Some((permit, _)) = verdict.as_mut() {
+                    permit.set_fails_if_dropped(true);
+                }
+                let polled = future.poll(cx);
+                let result = match polled {
                     Poll::Ready(result) => result,
-                    Poll::Pending => return Poll::Pending,
+                    Poll::Pending => {
+                        if let Some((permit, _)) = verdict.as_mut() {
+                            permit.set_fails_if_dropped(false);
+                        }
+                        return Poll::Pending;
+                    }
                 };
                 if let Some((permit, classifier)) = verdict.take() {
-                    // If the classifier panics, the permit is dropped while unwinding and
-                    // records a failure.
+                    // Still set to fail: a panic in the classifier counts as a failure.
                     let outcome = classifier.classify(&result);
                     permit.record(outcome);
                 }
