@@ -1317,6 +1317,8 @@ impl<C: Clock> Breaker<C> {
                 break;
             }
         }
+        // A waiter on a half-open breaker whose probe places were all taken may fit now.
+        self.waiters().notify();
         Ok(())
     }
 

@@ -189,3 +189,28 @@ async fn an_async_wait_takes_any_timeout() {
         .success();
     assert_eq!(breaker.state(), State::Closed);
 }
+
+#[test]
+fn more_probe_places_wake_a_waiter_on_a_half_open_breaker() {
+    let breaker = Arc::new(half_open_with_probe_out());
+    let _stuck_probe = breaker.try_acquire_owned().unwrap();
+    let waiting = breaker.clone();
+    let result = waiter(move || {
+        waiting
+            .acquire_timeout(LONG)
+            .map(|permit| permit.is_probe())
+    });
+    let config = Breaker::builder()
+        .consecutive_failures(1)
+        .open_duration(Duration::from_secs(1))
+        .half_open_probes(2)
+        .to_config()
+        .unwrap();
+    breaker.reconfigure(config).unwrap();
+    assert_eq!(
+        result
+            .recv_timeout(GUARD)
+            .expect("the second probe place did not wake the waiter"),
+        Ok(true)
+    );
+}
