@@ -571,3 +571,77 @@ fn polling_on_a_thread_applies_openings_and_stops_when_dropped() {
     }
     drop(polling);
 }
+
+fn probe_succeeds(instance: &Instance) {
+    let probe = instance.breaker.try_acquire().unwrap();
+    assert!(probe.is_probe());
+    probe.success();
+}
+
+#[test]
+fn a_new_failure_after_a_recovery_is_not_taken_for_the_old_one() {
+    let open = Duration::from_millis(200);
+    let store = MemoryStore::new();
+    let (a, b) = (instance_open_for(open), instance_open_for(open));
+    let mut follow_a = SharedOpenings::new(store.clone()).follow("db", a.breaker.clone());
+    let mut follow_b = SharedOpenings::new(store.clone()).follow("db", b.breaker.clone());
+    trip(&b);
+    assert_eq!(follow_b.poll().published, 1);
+    assert_eq!(follow_a.poll().opened, 1);
+    // b's deadline passes on the wall clock, and both probe and close.
+    std::thread::sleep(open + Duration::from_millis(100));
+    for instance in [&a, &b] {
+        instance.clock.advance(open);
+        probe_succeeds(instance);
+    }
+    follow_a.poll();
+    follow_b.poll();
+    // A new failure, its deadline within a second of b's old one.
+    trip(&a);
+    assert_eq!(follow_a.poll().published, 1);
+    let report = follow_b.poll();
+    assert_eq!(report.opened, 1, "b follows a's new opening: {report:?}");
+    assert_eq!(b.breaker.state(), State::Open);
+}
+
+#[test]
+fn an_older_remote_opening_does_not_undo_a_newer_local_recovery() {
+    let store = MemoryStore::new();
+    let (a, b) = (instance_open_for(2 * OPEN), instance());
+    let mut follow_a = SharedOpenings::new(store.clone()).follow("db", a.breaker.clone());
+    let mut follow_b = SharedOpenings::new(store.clone()).follow("db", b.breaker.clone());
+    trip(&a);
+    trip(&b);
+    follow_a.poll(); // a's deadline, 60 s: the store keeps it
+    follow_b.poll(); // b's own, 30 s; b reads a's while its own period runs
+    b.clock.advance(OPEN);
+    probe_succeeds(&b); // the dependency answers b, after a's opening was published
+    next_millisecond();
+    let report = follow_b.poll();
+    assert_eq!(
+        (
+            report.opened,
+            report.recoveries_published,
+            b.breaker.state()
+        ),
+        (0, 1, State::Closed),
+        "{report:?}"
+    );
+}
+
+#[test]
+fn a_recovery_from_a_clock_far_ahead_does_not_end_later_openings() {
+    let mut store = MemoryStore::new();
+    store
+        .publish_recovery("db", SystemTime::now() + Duration::from_secs(3600))
+        .unwrap();
+    next_millisecond();
+    let (a, b) = (instance(), instance());
+    let mut follow_a = SharedOpenings::new(store.clone()).follow("db", a.breaker.clone());
+    let mut follow_b = waiting_follower(&store, &b);
+    trip(&a);
+    follow_a.poll();
+    let report = follow_b.poll();
+    assert_eq!((report.opened, report.ended), (1, 0), "{report:?}");
+    assert_eq!(b.breaker.state(), State::Open);
+}

@@ -16,10 +16,16 @@ use crate::sync::{AtomicBool, Ordering};
 /// transition, and the clocks of two machines do not agree that closely anyway.
 const SHORTEST_OPENING: Duration = Duration::from_millis(1);
 
-/// A remote deadline that ends no later than this after one this follower published is taken
-/// for the same failure seen by two instances (both tripped at about the same time): it does
-/// not reopen the breaker for the few milliseconds between their periods' ends.
+/// A remote deadline that ends no later than this after one this follower published, while
+/// the breaker has not closed since, is taken for the same failure seen by two instances (both
+/// tripped at about the same time): it does not reopen the breaker for the few milliseconds
+/// between their periods' ends. Once the breaker has closed, a later deadline is a new failure.
 const SAME_FAILURE: Duration = Duration::from_secs(1);
+
+/// A recovery stamped further ahead of this machine's clock than this is not believed: a
+/// machine whose clock runs that far ahead would otherwise end every opening applied here
+/// until this clock catches up with its stamp.
+const RECOVERY_AHEAD: Duration = Duration::from_secs(1);
 
 /// What [`SharedOpenings`] needs of a breaker, whatever its clock.
 trait Followed: Send + Sync {
@@ -111,6 +117,10 @@ struct Entry {
     /// The latest opening of the breaker this follower knows of (published or applied) whose
     /// recovery it has not published yet: a closed state after it is one to publish.
     recovery_due: Option<u32>,
+    /// The latest remote deadline read while the breaker was in an opening of its own, in
+    /// Unix milliseconds: published before the breaker closed again, so older news than the
+    /// probe that closed it, and not applied once it is closed.
+    seen_while_open: u64,
 }
 
 impl Entry {
@@ -125,6 +135,7 @@ impl Entry {
             applied_until: 0,
             applied_at: 0,
             recovery_due: None,
+            seen_while_open: 0,
         }
     }
 }
@@ -502,7 +513,12 @@ impl<S: OpeningStore> SharedOpenings<S> {
         let Some(recovered) = store.recovered_at(&entry.name)? else {
             return Ok(());
         };
-        if unix_millis(recovered) > entry.applied_at && entry.breaker.end_opening(external) {
+        let recovered = unix_millis(recovered);
+        let believable = unix_millis(SystemTime::now() + RECOVERY_AHEAD);
+        if recovered > entry.applied_at
+            && recovered <= believable
+            && entry.breaker.end_opening(external)
+        {
             report.ended += 1;
         }
         Ok(())
@@ -518,11 +534,32 @@ impl<S: OpeningStore> SharedOpenings<S> {
             return Ok(());
         };
         let until_millis = unix_millis(until);
-        let ours = entry
-            .published_until
-            .saturating_add(SAME_FAILURE.as_millis() as u64);
-        if until_millis <= ours.max(entry.applied_until) {
-            return Ok(()); // ours, or applied already
+        let own_opening = entry
+            .breaker
+            .current_opening()
+            .is_some_and(|(generation, _)| Some(generation) != entry.external_generation);
+        if own_opening {
+            entry.seen_while_open = entry.seen_while_open.max(until_millis);
+        }
+        let closed = entry.breaker.closed_generation();
+        let closed_since_ours = match (closed, entry.published_generation) {
+            (Some(closed), Some(published)) => comes_after(closed, published),
+            _ => false,
+        };
+        let ours = if closed_since_ours {
+            entry.published_until
+        } else {
+            entry
+                .published_until
+                .saturating_add(SAME_FAILURE.as_millis() as u64)
+        };
+        let seen_before_closing = if closed.is_some() {
+            entry.seen_while_open
+        } else {
+            0
+        };
+        if until_millis <= ours.max(entry.applied_until).max(seen_before_closing) {
+            return Ok(()); // ours, applied already, or older than the probe that closed it
         }
         let Ok(remaining) = until.duration_since(SystemTime::now()) else {
             return Ok(()); // passed while it travelled

@@ -10,11 +10,14 @@
 //! 1. reads each name's deadline back from an [`OpeningStore`], and opens a closed or
 //!    half-open breaker until it ([`Breaker::open_for`](crate::Breaker::open_for),
 //!    [`Trigger::External`](crate::Trigger::External)), or makes the opening it applied before
-//!    longer, unless the deadline ends within a second of one this instance published: that
-//!    is the same failure seen by two instances that tripped at about the same time;
+//!    longer. Not a deadline that ends within a second of one this instance published while
+//!    its breaker has not closed since: that is the same failure seen by two instances that
+//!    tripped at about the same time. Nor, while the breaker is closed, one it read during an
+//!    opening of its own: the probe that closed it came later than that deadline's news;
 //! 2. ends an opening it applied from the store early when the store records a recovery made
 //!    after it applied it ([`Breaker::end_open_period`](crate::Breaker::end_open_period)):
-//!    the breaker's next call probes;
+//!    the breaker's next call probes. A recovery stamped more than a second ahead of this
+//!    machine's clock is not believed;
 //! 3. with [`SharedOpenings::share_windows`], publishes each followed breaker's rate window,
 //!    and opens a breaker that is still closed if the fresh windows of all instances, added
 //!    up, meet its rule;
