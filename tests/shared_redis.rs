@@ -228,7 +228,11 @@ fn windows_are_kept_one_per_instance_and_read_back() {
     };
     let mut store = RedisStore::new(&server.address);
     assert_eq!(store.windows("db").unwrap(), []);
-    let at = SystemTime::UNIX_EPOCH + Duration::from_millis(1_700_000_000_123);
+    // Now, to the millisecond: a window published more than a day ago is dropped.
+    let since_epoch = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap();
+    let at = SystemTime::UNIX_EPOCH + Duration::from_millis(since_epoch.as_millis() as u64);
     store
         .publish_window("db", &WindowShare::new("host-1:42", 3, 10, at))
         .unwrap();
@@ -309,4 +313,45 @@ fn a_server_that_goes_away_is_an_error_and_the_store_reconnects() {
     assert_eq!(&reply, b"+OK\r\n");
     let err = store.open_until("db").unwrap_err();
     assert!(err.to_string().contains("hotbreaker:open:db"), "{err}");
+}
+
+#[test]
+fn windows_of_instances_long_gone_are_dropped_and_do_not_stop_window_sharing() {
+    let Some(server) = start_server(&[]) else {
+        return;
+    };
+    let mut store = RedisStore::new(&server.address);
+    let week_ago = SystemTime::now() - Duration::from_secs(7 * 24 * 3600);
+    // Earlier processes, named by host and process id, each published once a week ago: more
+    // than the 512 instances a name's hash is read back with.
+    for pid in 0..600 {
+        let old = WindowShare::new(format!("host:{pid}"), 0, 10, week_ago);
+        store.publish_window("db", &old).unwrap();
+    }
+    let live = WindowShare::new("host:live", 3, 5, SystemTime::now());
+    store.publish_window("db", &live).unwrap();
+    let kept: Vec<_> = store
+        .windows("db")
+        .unwrap()
+        .into_iter()
+        .map(|window| (window.instance, window.failures, window.calls))
+        .collect();
+    assert_eq!(kept, vec![("host:live".to_string(), 3, 5)]);
+
+    let breaker = Arc::new(Breaker::builder().failure_rate(0.5, 10).build().unwrap());
+    for fails in [true, false, true, false, true] {
+        let permit = breaker.try_acquire().unwrap();
+        if fails {
+            permit.failure()
+        } else {
+            permit.success()
+        }
+    }
+    let mut follower = SharedOpenings::new(RedisStore::new(&server.address))
+        .share_windows("host:me", Duration::from_secs(5))
+        .unwrap()
+        .follow("db", breaker.clone());
+    let report = follower.poll();
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    assert_eq!(breaker.state(), State::Open, "6 failures of 10 in all");
 }

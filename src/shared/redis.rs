@@ -18,14 +18,25 @@ if kept < tonumber(ARGV[1]) then
 end
 return 0";
 
-/// Sets one instance's window in a name's hash and keeps the hash for `ARGV[3]` milliseconds
-/// after the latest window: one round trip.
+/// Sets one instance's window in a name's hash, drops the windows published before Unix
+/// millisecond `ARGV[4]` (instances long gone: each restart of a process named by host and
+/// process id adds one), and keeps the hash for `ARGV[3]` milliseconds after the latest
+/// window: one round trip.
 const WINDOW_SCRIPT: &str = "\
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+local cutoff = tonumber(ARGV[4])
+local fields = redis.call('HGETALL', KEYS[1])
+for i = 1, #fields, 2 do
+  local at = tonumber(string.match(fields[i + 1], '(%d+)$'))
+  if at ~= nil and at < cutoff then
+    redis.call('HDEL', KEYS[1], fields[i])
+  end
+end
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return 1";
 
-/// How long Redis keeps a name's windows after the latest one published.
+/// How long Redis keeps a name's windows after the latest one published, and each window
+/// after it was published.
 const WINDOWS_KEPT: Duration = Duration::from_secs(24 * 3600);
 
 /// How long Redis keeps a recovery: a follower needs it for one polling interval at most.
@@ -41,8 +52,9 @@ const LONGEST_REPLY: usize = 64 * 1024;
 /// [`recovery_key_prefix`](RedisStore::recovery_key_prefix) says otherwise), kept for a day;
 /// and each instance's latest window per name, in one hash per name
 /// (`hotbreaker:windows:NAME` unless [`windows_key_prefix`](RedisStore::windows_key_prefix)
-/// says otherwise, one field per instance: `failures calls unix_millis`), kept for a day after
-/// the latest. Up to 512 instances per name.
+/// says otherwise, one field per instance: `failures calls unix_millis`), each kept for a day
+/// after it was published (on the wall clock of the instance publishing the latest). Up to 512
+/// instances per name publishing within a day.
 ///
 /// Connects on first use and again after any error. Plain TCP with an optional password: no
 /// TLS, no cluster, no sentinel.
@@ -310,6 +322,9 @@ impl OpeningStore for RedisStore {
             unix_millis(window.at)
         );
         let kept = WINDOWS_KEPT.as_millis().to_string();
+        let cutoff = unix_millis(SystemTime::now())
+            .saturating_sub(WINDOWS_KEPT.as_millis() as u64)
+            .to_string();
         match self.command(&[
             b"EVAL",
             WINDOW_SCRIPT.as_bytes(),
@@ -318,6 +333,7 @@ impl OpeningStore for RedisStore {
             window.instance.as_bytes(),
             value.as_bytes(),
             kept.as_bytes(),
+            cutoff.as_bytes(),
         ])? {
             Reply::Integer(_) => Ok(()),
             other => Err(unexpected("EVAL", &other)),
