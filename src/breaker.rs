@@ -52,6 +52,10 @@ pub struct Breaker<C: Clock = QuantaClock> {
     /// Read only off the healthy path: on trips, probes, and while the window holds failures.
     settings: Swappable<Settings>,
     clock: C,
+    /// The clock's reading when the breaker was built. The breaker keeps its times from here
+    /// (`now`): the words that hold a time next to a tag have room for about nine years of
+    /// it (`tagged_time.rs`), and a clock's epoch may be much older (the Unix epoch).
+    clock_base: u64,
     listeners: Box<[Listener]>,
 }
 
@@ -135,6 +139,7 @@ impl<C: Clock> Breaker<C> {
                 hung: AtomicU64::new(0),
             }),
             settings: Swappable::new(settings),
+            clock_base: clock.now_nanos(),
             clock,
             listeners,
         }
@@ -222,7 +227,7 @@ impl<C: Clock> Breaker<C> {
         let remaining = self
             .control
             .deadline
-            .remaining_nanos(word.generation(), self.clock.now_nanos())?;
+            .remaining_nanos(word.generation(), self.now())?;
         Some(Duration::from_nanos(remaining))
     }
 
@@ -243,6 +248,13 @@ impl<C: Clock> Breaker<C> {
             _ => Some(Duration::ZERO),
         };
         self.count_rejection(self.reject(word.state(), retry_after))
+    }
+
+    /// Nanoseconds on the breaker's clock since the breaker was built: the time every
+    /// decision uses.
+    #[inline(always)]
+    fn now(&self) -> u64 {
+        self.clock.now_nanos().saturating_sub(self.clock_base)
     }
 
     #[inline]
@@ -309,7 +321,7 @@ impl<C: Clock> Breaker<C> {
     #[inline(always)]
     fn issue_time(&self, word: StateWord) -> Option<Timing> {
         word.times_calls().then(|| Timing {
-            issued_at: self.clock.now_nanos(),
+            issued_at: self.now(),
             ticket: OutTicket::NONE,
         })
     }
@@ -320,7 +332,7 @@ impl<C: Clock> Breaker<C> {
     #[inline(never)]
     fn time_closed_call(&self, word: StateWord) -> Result<Timing, StateWord> {
         let generation = word.generation();
-        let now = self.clock.now_nanos();
+        let now = self.now();
         // Relaxed: a hint; the sweep's claim below is what orders.
         if self.calls_out.due.load(Ordering::Relaxed) <= now {
             self.sweep_before_admitting(word, now)?;
@@ -410,7 +422,7 @@ impl<C: Clock> Breaker<C> {
             stripe.calls_out.sweep(
                 word.generation(),
                 word.is_closed(),
-                || self.clock.now_nanos(),
+                || self.now(),
                 limit,
                 &mut swept,
             );
@@ -513,7 +525,7 @@ impl<C: Clock> Breaker<C> {
     /// permit's admission read that bit with `Acquire`.
     #[inline(never)]
     fn timed_verdict(&self, generation: u32, timing: Timing, outcome: Outcome) -> Option<Outcome> {
-        let now = self.clock.now_nanos();
+        let now = self.now();
         if !self.leave_calls_out(generation, timing, now) {
             return None;
         }
@@ -551,7 +563,7 @@ impl<C: Clock> Breaker<C> {
                 }
                 State::ForcedOpen => return Err(self.reject(State::ForcedOpen, None)),
                 State::Open => {
-                    let now = self.clock.now_nanos();
+                    let now = self.now();
                     if let Some(remaining) = self
                         .control
                         .deadline
@@ -582,7 +594,7 @@ impl<C: Clock> Breaker<C> {
                     let next = word
                         .with_probes(word.probes_out() + 1, word.probe_successes())
                         .with_admission();
-                    self.record_probe_admission(word, next, self.clock.now_nanos());
+                    self.record_probe_admission(word, next, self.now());
                     next
                 }
             };
@@ -639,7 +651,7 @@ impl<C: Clock> Breaker<C> {
             .control
             .newest_probe
             .admitted_nanos(word.generation())?;
-        let now = self.clock.now_nanos();
+        let now = self.now();
         if now.saturating_sub(newest) <= crate::clock::saturating_nanos(timeout) {
             return None;
         }
@@ -770,7 +782,7 @@ impl<C: Clock> Breaker<C> {
     /// A permit of `generation` ended without a verdict.
     pub(crate) fn release(&self, generation: u32, kind: PermitKind, timing: Option<Timing>) {
         if let Some(timing) = timing {
-            if !self.leave_calls_out(generation, timing, self.clock.now_nanos()) {
+            if !self.leave_calls_out(generation, timing, self.now()) {
                 return; // a sweep counted it already
             }
         }
@@ -859,7 +871,7 @@ impl<C: Clock> Breaker<C> {
         period: OpenPeriod,
     ) -> Option<(u32, Duration)> {
         let mut settings = None;
-        let now = self.clock.now_nanos();
+        let now = self.now();
         let backoff = Backoff::new();
         let mut word = StateWord(self.control.state.load(Ordering::Acquire));
         while expected(word) {
@@ -1068,7 +1080,7 @@ impl<C: Clock> Breaker<C> {
     pub(crate) fn end_opening(&self, generation: u32) -> bool {
         // Whole microseconds, rounded down: the deadline's unit, and a period that ends at
         // the latest now.
-        let now = self.clock.now_nanos() / 1000 * 1000;
+        let now = self.now() / 1000 * 1000;
         let running = self
             .control
             .deadline
@@ -1091,7 +1103,7 @@ impl<C: Clock> Breaker<C> {
     /// over before the change still moves the breaker to half-open.
     #[cfg(not(loom))]
     pub(crate) fn extend_opening(&self, generation: u32, open_for: Duration) -> bool {
-        let now = self.clock.now_nanos();
+        let now = self.now();
         let end = now.saturating_add(crate::clock::saturating_nanos(open_for));
         let later = self
             .control
@@ -1222,7 +1234,7 @@ impl<C: Clock> Breaker<C> {
     fn open_period_over(&self, word: StateWord) -> bool {
         self.control
             .deadline
-            .remaining_nanos(word.generation(), self.clock.now_nanos())
+            .remaining_nanos(word.generation(), self.now())
             .is_none()
     }
 
@@ -1293,6 +1305,13 @@ impl<C: Clock> Breaker<C> {
     /// Replaces the configuration of a live breaker, keeping its state, its window and its
     /// counters. New rules judge the failures the window already holds; the new open duration
     /// applies from the next opening, the new probe limits from the next probe decision.
+    ///
+    /// The window keeps whether it is still filling, which its generation decided: a rate
+    /// rule added, or a window made longer, judges as a full window at once (its
+    /// `minimum_calls` waits only in a window filling since it was cleared), and a window made
+    /// shorter while it fills is judged once, when it reaches the new minimum, over the
+    /// generation's first calls. For a changed window to fill again from empty, reconfigure
+    /// while the breaker is open, or [`reset`](Breaker::reset) it after reconfiguring.
     ///
     /// # Errors
     ///

@@ -112,9 +112,10 @@ pub struct FailureRateConfig {
 /// [`probe_timeout`](Config::probe_timeout)) lasts `open_duration` times `multiplier` to the
 /// power `k`, at most `max`. A trip from closed, an opening made with
 /// [`Breaker::open_for`](crate::Breaker::open_for) (as the openings applied from other
-/// instances are, see [`shared`](crate::shared)), and a back-off switched off and on by
-/// [`reconfigure`](crate::Breaker::reconfigure) start the count again. Probes of one
-/// half-open period that fail together are one round.
+/// instances are, see [`shared`](crate::shared)), and a back-off switched off by
+/// [`reconfigure`](crate::Breaker::reconfigure) while a probe round fails start the count
+/// again. A back-off switched off and on again with no failed round in between goes on
+/// counting where it was. Probes of one half-open period that fail together are one round.
 ///
 /// # Examples
 ///

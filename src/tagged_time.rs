@@ -5,11 +5,12 @@
 //! ```text
 //!  63              48 47                                              0
 //! +------------------+-------------------------------------------------+
-//! | generation (16)  |  time, whole µs since the clock's epoch          |
+//! | generation (16)  |  time, whole µs since the breaker was built      |
 //! +------------------+-------------------------------------------------+
 //! ```
 //!
-//! 48 bits of microseconds hold about nine years of clock. The tag is the generation's low 16
+//! 48 bits of microseconds hold about nine years of the breaker's time, which it counts from
+//! its clock's reading when it was built (whatever that clock's epoch). The tag is the generation's low 16
 //! bits: it tells one generation's time from the last few thousand generations', and the
 //! modules that keep such a word never decide which generation is newer from it.
 

@@ -523,3 +523,57 @@ fn a_panic_in_the_classifier_counts_as_a_failure() {
     assert_eq!(breaker.metrics().failures, 1);
     assert_eq!(breaker.state(), State::Open);
 }
+
+/// A clock whose epoch is the Unix epoch: decades of nanoseconds before the breaker exists.
+#[derive(Default)]
+struct WallClock;
+
+impl hotbreaker::Clock for WallClock {
+    fn now_nanos(&self) -> u64 {
+        let since_epoch = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap();
+        u64::try_from(since_epoch.as_nanos()).unwrap()
+    }
+}
+
+#[test]
+fn a_clock_with_an_old_epoch_keeps_the_breaker_open_for_its_period() {
+    let breaker = Breaker::builder()
+        .consecutive_failures(1)
+        .open_duration(Duration::from_secs(3600))
+        .probe_timeout(Duration::from_secs(3600))
+        .clock(WallClock)
+        .build()
+        .unwrap();
+    breaker.try_acquire().unwrap().failure();
+    assert_eq!(breaker.state(), State::Open);
+    let rejected = breaker.try_acquire().unwrap_err();
+    assert!(rejected.retry_after().unwrap() > Duration::from_secs(3000));
+    assert!(breaker.end_open_period());
+    let probe = breaker.try_acquire().unwrap();
+    assert!(probe.is_probe());
+    assert!(
+        breaker.try_acquire().is_err(),
+        "the probe is not taken for timed out"
+    );
+    probe.success();
+    assert_eq!(breaker.state(), State::Closed);
+}
+
+#[test]
+fn a_failure_from_two_to_the_fourteen_generations_ago_is_not_counted() {
+    let (breaker, _) = breaker(|b| b.consecutive_failures(2));
+    let old = breaker.try_acquire().unwrap(); // generation 0
+    for _ in 0..1 << 14 {
+        breaker.reset(); // generation 16,384: the window's tag is the same
+    }
+    old.failure(); // stale
+    assert_eq!(breaker.metrics().consecutive_failures, 0);
+    breaker.try_acquire().unwrap().failure();
+    assert_eq!(
+        breaker.state(),
+        State::Closed,
+        "one real failure tripped a run of 2"
+    );
+}

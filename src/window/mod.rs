@@ -330,7 +330,9 @@ impl Window {
         loop {
             let word = WindowWord(self.word.load(Ordering::Acquire));
             if word.tag() == tag {
-                return Some(word);
+                // The tag is 14 bits: a permit issued 2^14 generations ago matches it too, and
+                // its outcome must not count in this one.
+                return is_current().then_some(word);
             }
             if !is_current() {
                 return None;
