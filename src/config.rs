@@ -467,7 +467,7 @@ fn validate_rate(rate: &FailureRateConfig) -> Result<FailureRate, ConfigError> {
     }
     let window = in_range("failure_rate.window", rate.window, 1, MAX_WINDOW)?;
     let minimum_calls = match rate.minimum_calls {
-        Some(calls) => in_range("minimum_calls", calls, 1, window)?,
+        Some(calls) => in_range("failure_rate.minimum_calls", calls, 1, window)?,
         None => window,
     };
     Ok(FailureRate {

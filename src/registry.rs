@@ -280,22 +280,43 @@ impl serde::Serialize for BreakerHealth {
         use serde::ser::SerializeStruct;
 
         let m = &self.metrics;
-        let mut s = serializer.serialize_struct("BreakerHealth", 15)?;
+        // A field per field of `Metrics` but the state: a destructuring that names them all,
+        // so that a field added there and not here does not compile.
+        let Metrics {
+            state: _,
+            successes,
+            failures,
+            slow_calls,
+            hung_calls,
+            ignored,
+            released,
+            rejected,
+            openings,
+            half_openings,
+            closings,
+            window_failures,
+            window_calls,
+            consecutive_failures,
+            probes_out,
+        } = m;
+        let mut s = serializer.serialize_struct("BreakerHealth", 17)?;
         s.serialize_field("name", &self.name)?;
         s.serialize_field("state", self.state.as_str())?;
         s.serialize_field("failure_rate", &self.failure_rate)?;
-        s.serialize_field("successes", &m.successes)?;
-        s.serialize_field("failures", &m.failures)?;
-        s.serialize_field("ignored", &m.ignored)?;
-        s.serialize_field("released", &m.released)?;
-        s.serialize_field("rejected", &m.rejected)?;
-        s.serialize_field("openings", &m.openings)?;
-        s.serialize_field("half_openings", &m.half_openings)?;
-        s.serialize_field("closings", &m.closings)?;
-        s.serialize_field("window_failures", &m.window_failures)?;
-        s.serialize_field("window_calls", &m.window_calls)?;
-        s.serialize_field("consecutive_failures", &m.consecutive_failures)?;
-        s.serialize_field("probes_out", &m.probes_out)?;
+        s.serialize_field("successes", successes)?;
+        s.serialize_field("failures", failures)?;
+        s.serialize_field("slow_calls", slow_calls)?;
+        s.serialize_field("hung_calls", hung_calls)?;
+        s.serialize_field("ignored", ignored)?;
+        s.serialize_field("released", released)?;
+        s.serialize_field("rejected", rejected)?;
+        s.serialize_field("openings", openings)?;
+        s.serialize_field("half_openings", half_openings)?;
+        s.serialize_field("closings", closings)?;
+        s.serialize_field("window_failures", window_failures)?;
+        s.serialize_field("window_calls", window_calls)?;
+        s.serialize_field("consecutive_failures", consecutive_failures)?;
+        s.serialize_field("probes_out", probes_out)?;
         s.end()
     }
 }

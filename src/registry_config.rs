@@ -22,7 +22,8 @@ use crate::registry::Registry;
 /// # In a file
 ///
 /// `defaults` is a configuration as a single breaker's file gives one ([`Config`]), and every table
-/// under `breakers` names a breaker and the settings in which it differs from the defaults:
+/// under `breakers` names a breaker (once: a name given twice is refused) and the settings in
+/// which it differs from the defaults:
 ///
 /// ```toml
 /// [defaults]
@@ -569,8 +570,41 @@ mod file {
     struct RegistryFile {
         #[serde(default)]
         defaults: Config,
-        #[serde(default)]
+        #[serde(default, deserialize_with = "each_name_once")]
         breakers: BTreeMap<String, ConfigPatch>,
+    }
+
+    /// The `breakers` table, refusing a name given twice. JSON and YAML parsers hand a
+    /// repeated key over as it comes, and a map would keep only the last one: the settings of
+    /// the first would be lost without a word (TOML refuses the repetition itself).
+    fn each_name_once<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<BTreeMap<String, ConfigPatch>, D::Error> {
+        struct EachNameOnce;
+
+        impl<'de> de::Visitor<'de> for EachNameOnce {
+            type Value = BTreeMap<String, ConfigPatch>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a table of breakers by name")
+            }
+
+            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut breakers = BTreeMap::new();
+                while let Some(name) = map.next_key::<String>()? {
+                    if breakers.contains_key(&name) {
+                        return Err(de::Error::custom(format_args!(
+                            "the breaker {name:?} is given twice"
+                        )));
+                    }
+                    let patch = map.next_value()?;
+                    breakers.insert(name, patch);
+                }
+                Ok(breakers)
+            }
+        }
+
+        deserializer.deserialize_map(EachNameOnce)
     }
 
     #[derive(Serialize)]

@@ -454,3 +454,12 @@ fn an_open_backoff_is_read_in_every_format() {
         "unknown field `maximum`",
     );
 }
+
+#[test]
+fn minimum_calls_out_of_range_is_named_by_its_path_in_the_file() {
+    let err = Config::from_toml_str(
+        "failure_rate = { threshold = 0.5, window = 10, minimum_calls = 20 }",
+    )
+    .unwrap_err();
+    assert_eq!(err.field(), "failure_rate.minimum_calls", "{err}");
+}

@@ -164,6 +164,8 @@ fn the_snapshot_serializes_for_a_health_endpoint() {
             "failure_rate": 0.5,
             "successes": 1,
             "failures": 1,
+            "slow_calls": 0,
+            "hung_calls": 0,
             "ignored": 0,
             "released": 0,
             "rejected": 0,

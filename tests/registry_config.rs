@@ -494,3 +494,32 @@ fn a_breaker_can_turn_off_the_defaults_open_backoff() {
         "{written}"
     );
 }
+
+#[test]
+fn minimum_calls_out_of_range_is_named_by_its_path_from_the_top() {
+    let err = RegistryConfig::from_toml_str(
+        "[breakers.search]\nfailure_rate = { threshold = 0.5, window = 10, minimum_calls = 20 }",
+    )
+    .unwrap_err();
+    assert_eq!(err.field(), "breakers.search.failure_rate.minimum_calls");
+}
+
+#[test]
+fn a_breaker_named_twice_is_refused() {
+    let json = r#"{ "breakers": {
+        "payments": { "consecutive_failures": 2 },
+        "payments": { "half_open_probes": 3 } } }"#;
+    let yaml = "breakers:\n  payments:\n    consecutive_failures: 2\n  payments:\n    half_open_probes: 3\n";
+    for (format, text) in [(Format::Json, json), (Format::Yaml, yaml)] {
+        let err = RegistryConfig::from_str_as(format, text)
+            .expect_err("the first `payments` would be lost");
+        assert_eq!(err.field(), "breakers", "{format}: {err}");
+        assert!(
+            err.to_string().contains("\"payments\" is given twice"),
+            "{format}: {err}"
+        );
+    }
+    // TOML refuses a repeated table itself.
+    let toml = "[breakers.payments]\nconsecutive_failures = 2\n[breakers.payments]\nhalf_open_probes = 3\n";
+    assert!(RegistryConfig::from_str_as(Format::Toml, toml).is_err());
+}

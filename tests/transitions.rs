@@ -427,7 +427,7 @@ fn bad_configurations_name_the_field() {
         ),
         (
             Breaker::builder().failure_rate(0.5, 10).minimum_calls(11),
-            "minimum_calls",
+            "failure_rate.minimum_calls",
         ),
         (
             Breaker::builder().consecutive_failures(5).minimum_calls(3),

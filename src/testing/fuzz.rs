@@ -467,7 +467,7 @@ impl RawSettings {
                 }
                 let minimum = self.minimum_calls.unwrap_or(window);
                 if minimum == 0 || minimum > window {
-                    return Err("minimum_calls");
+                    return Err("failure_rate.minimum_calls");
                 }
                 Some((threshold, window as u32, minimum as u32))
             }
