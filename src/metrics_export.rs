@@ -17,6 +17,9 @@
 //! | [`FAILURE_RATE`] `hotbreaker_window_failure_rate` | gauge, while closed | `breaker` | [`export`] |
 //! | [`TRANSITIONS`] `hotbreaker_transitions_total` | counter | `breaker`, `from`, `to` | [`count_transitions`] |
 //!
+//! A breaker removed from a [`Registry`] has its gauges set to 0 ([`forget`]), so that it does
+//! not go on reporting its last state; its counters keep their last values.
+//!
 //! # Examples
 //!
 //! ```
@@ -132,6 +135,17 @@ pub fn export<C: Clock>(name: &str, breaker: &Breaker<C>) {
     counter!(HUNG_CALLS, "breaker" => name.to_owned()).absolute(metrics.hung_calls);
     set_state(name, metrics.state);
     gauge!(FAILURE_RATE, "breaker" => name.to_owned()).set(metrics.failure_rate());
+}
+
+/// Sets the gauges of the breaker `name` to 0: [`STATE`] for every state, and
+/// [`FAILURE_RATE`]. For a breaker that is no longer exported, which would otherwise go on
+/// reporting its last state (an open breaker, open for good); [`Registry::remove`] calls it.
+/// Its counters keep their last values: the `metrics` facade cannot remove a series.
+pub fn forget(name: &str) {
+    for state in STATES {
+        gauge!(STATE, "breaker" => name.to_owned(), "state" => state.as_str()).set(0.0);
+    }
+    gauge!(FAILURE_RATE, "breaker" => name.to_owned()).set(0.0);
 }
 
 fn set_state(name: &str, current: State) {

@@ -136,7 +136,8 @@ impl<C: Clock> Registry<C> {
 
     /// Unregisters the breaker named `name` and returns it. Holders of its `Arc` keep using
     /// it; the next [`get_or_insert_with`](Registry::get_or_insert_with) of that name builds a
-    /// new one.
+    /// new one. With the `metrics` feature, the breaker's gauges are set to 0
+    /// ([`metrics_export::forget`](crate::metrics_export::forget)).
     pub fn remove(&self, name: &str) -> Option<Arc<Breaker<C>>> {
         let mut removed = None;
         self.breakers.update(|current| {
@@ -146,6 +147,11 @@ impl<C: Clock> Registry<C> {
             next.remove(name);
             Some(next)
         });
+        // Its gauges would otherwise go on showing its last state at every scrape.
+        #[cfg(feature = "metrics")]
+        if removed.is_some() {
+            crate::metrics_export::forget(name);
+        }
         removed
     }
 

@@ -253,3 +253,29 @@ fn a_hung_call_is_exported_as_slow_and_hung() {
     assert_eq!(counter(HUNG_CALLS), Some(1));
     assert_eq!(recorder.counter(&calls("search", "failure")), Some(2));
 }
+
+#[test]
+fn a_removed_breaker_is_not_left_reported_open() {
+    let recorder = TestRecorder::default();
+    let registry = Registry::<ManualClock>::default();
+    let users = registry
+        .get_or_insert_with("users", |name| {
+            Breaker::builder()
+                .consecutive_failures(1)
+                .on_transition(metrics_export::count_transitions(name))
+                .clock(ManualClock::new())
+        })
+        .unwrap();
+    with_local_recorder(&recorder, || {
+        users.try_acquire().unwrap().failure();
+        registry.export_metrics();
+        assert_eq!(recorder.gauge(&state("users", "open")), Some(1.0));
+        registry.remove("users");
+        registry.export_metrics();
+    });
+    assert_eq!(recorder.gauge(&state("users", "open")), Some(0.0));
+    assert_eq!(
+        recorder.gauge(&format!("{FAILURE_RATE}{{breaker=users}}")),
+        Some(0.0)
+    );
+}
