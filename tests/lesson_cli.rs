@@ -135,6 +135,17 @@ fn bad_input_is_an_error_naming_the_flag() {
         (run(&["--rounds", "0"]), "--rounds"),
         (run(&["--open-rounds", "0"]), "--open-rounds"),
         (run(&["--fault-at", "-1"]), "--fault-at"),
+        (run(&["--rounds", "100", "--fault-at", "500"]), "--fault-at"),
+        (run(&["--rounds", "100", "--fault-at", "100"]), "--fault-at"),
+        (run(&["--rounds", "10"]), "--fault-at"),
+        (
+            vec!["sweep", "--rounds", "100", "--fault-at", "100"],
+            "--fault-at",
+        ),
+        (
+            vec!["--mode", "halt", "--rule", "none", "--open-rounds", "5"],
+            "--open-rounds",
+        ),
         (run(&["--seed", "9007199254740992"]), "--seed"),
         (run(&["--seed", "1e3"]), "--seed"),
         (run(&["--seed"]), "--seed"),

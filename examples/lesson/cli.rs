@@ -35,7 +35,7 @@ the rules on the Pareto frontier of those two costs, and the one recommended.
                      (default 20260731)
   --slots N          1 to {MAX_SLOTS} (default 32)
   --rounds N         1 to {MAX_ROUNDS} (default 1200)
-  --fault-at N       the fault's first round, 0 to {MAX_ROUNDS} (default 200)
+  --fault-at N       the fault's first round, before the last (--rounds; default 200)
   --json             one JSON object per run (per rule, for sweep) instead of tables
   --plot FILE.svg    also draw the run, with and without the breaker, round by round: slots
                      held by each flow, tracking queries that found no slot, breaker state
@@ -284,6 +284,12 @@ fn command(given: Given) -> Result<Command, String> {
              halt"
         ));
     }
+    if given.open_rounds.is_some() && rule == Rule::None {
+        return Err(
+            "--open-rounds sets how long the breaker stays open, and --rule none has no breaker"
+                .to_string(),
+        );
+    }
     if given.plot.is_some() && rule == Rule::None {
         return Err(
             "--plot draws the run with and without the breaker: give a --rule other than none"
@@ -295,6 +301,9 @@ fn command(given: Given) -> Result<Command, String> {
         open_rounds: given.open_rounds.unwrap_or(lesson.open_rounds),
         ..base_scenario(&given, lesson)
     };
+    if mode != Mode::Healthy {
+        fault_starts_in_the_run(&scenario)?;
+    }
     if given.plot.is_some() && scenario.rounds > MAX_PLOT_ROUNDS {
         return Err(format!(
             "--plot draws every round, at most {MAX_PLOT_ROUNDS}: give fewer --rounds"
@@ -345,11 +354,25 @@ fn sweep(given: Given, conditions: Conditions, output: Output) -> Result<Command
         ));
     }
     let base = base_scenario(&given, Scenario::lesson(Mode::Healthy, Rule::None));
+    fault_starts_in_the_run(&base)?;
     Ok(Command::Sweep(Box::new(SweepRun {
         base,
         conditions,
         output,
     })))
+}
+
+/// Refuses a fault that would start at or after the run's last round: the run would be
+/// reported as a fault day without a fault.
+fn fault_starts_in_the_run(scenario: &Scenario) -> Result<(), String> {
+    if scenario.fault_at >= scenario.rounds {
+        return Err(format!(
+            "the fault starts at round {} (--fault-at), not before the run ends (--rounds {}): it \
+             would never start",
+            scenario.fault_at, scenario.rounds
+        ));
+    }
+    Ok(())
 }
 
 /// `lesson` with the seed, pool, length and fault start given.
