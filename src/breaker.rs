@@ -234,20 +234,22 @@ impl<C: Clock> Breaker<C> {
     /// Turns a call away without asking for a permit, counted as a rejection: for the tower
     /// layer, whose `poll_ready` found the breaker open and left the inner service unready.
     /// Asking for a permit instead would start a half-open period (and count a released
-    /// permit) for a call that cannot be made. `retry_after` is what is left of the open
-    /// period, zero once it has ended (the next call may be let through), `None` while forced
-    /// open.
+    /// permit) for a call that cannot be made. While open, the rejection says what is left of
+    /// the open period; forced open, that no period ends; half-open, or once the open period
+    /// has ended or something closed the breaker meanwhile, "open, retry now" (a rejection
+    /// only ever names the states that reject).
     #[cfg(feature = "tower")]
     pub(crate) fn shed(&self) -> Rejected {
         let word = StateWord(self.control.state.load(Ordering::Acquire));
         if let Some(rejected) = self.rejection_while_open(word) {
             return rejected;
         }
-        let retry_after = match word.state() {
-            State::ForcedOpen => None,
-            _ => Some(Duration::ZERO),
+        let rejected = match word.state() {
+            State::ForcedOpen => self.reject(State::ForcedOpen, None),
+            State::HalfOpen => self.reject(State::HalfOpen, Some(Duration::ZERO)),
+            _ => self.reject(State::Open, Some(Duration::ZERO)),
         };
-        self.count_rejection(self.reject(word.state(), retry_after))
+        self.count_rejection(rejected)
     }
 
     /// Nanoseconds on the breaker's clock since the breaker was built: the time every

@@ -110,8 +110,8 @@ impl ManualClock {
 
     /// Sets the time, measured from the clock's epoch.
     ///
-    /// Moving it backwards is allowed (it is a test tool), but a breaker reading it then sees
-    /// time stand still until the clock passes the latest reading again.
+    /// Moving it backwards is allowed (it is a test tool): a breaker reading it then sees its
+    /// own time go back too, never to before its reading when the breaker was built.
     pub fn set(&self, since_epoch: Duration) {
         self.set_nanos(saturating_nanos(since_epoch));
     }

@@ -140,7 +140,9 @@ pub fn export<C: Clock>(name: &str, breaker: &Breaker<C>) {
 /// Sets the gauges of the breaker `name` to 0: [`STATE`] for every state, and
 /// [`FAILURE_RATE`]. For a breaker that is no longer exported, which would otherwise go on
 /// reporting its last state (an open breaker, open for good); [`Registry::remove`] calls it.
-/// Its counters keep their last values: the `metrics` facade cannot remove a series.
+/// Its counters keep their last values: the `metrics` facade cannot remove a series. A
+/// breaker still in use after that, with [`count_transitions`] attached, sets its [`STATE`]
+/// again at its next transition.
 pub fn forget(name: &str) {
     for state in STATES {
         gauge!(STATE, "breaker" => name.to_owned(), "state" => state.as_str()).set(0.0);

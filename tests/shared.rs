@@ -645,3 +645,22 @@ fn a_recovery_from_a_clock_far_ahead_does_not_end_later_openings() {
     assert_eq!((report.opened, report.ended), (1, 0), "{report:?}");
     assert_eq!(b.breaker.state(), State::Open);
 }
+
+#[test]
+fn an_honest_recovery_replaces_one_from_a_clock_far_ahead() {
+    let mut store = MemoryStore::new();
+    store
+        .publish_recovery("db", SystemTime::now() + Duration::from_secs(3600))
+        .unwrap();
+    next_millisecond();
+    let (a, b) = (instance(), instance());
+    let mut follow_a = SharedOpenings::new(store.clone()).follow("db", a.breaker.clone());
+    let mut follow_b = waiting_follower(&store, &b);
+    trip(&a);
+    follow_a.poll();
+    assert_eq!(follow_b.poll().opened, 1);
+    next_millisecond();
+    store.publish_recovery("db", SystemTime::now()).unwrap();
+    let report = follow_b.poll();
+    assert_eq!(report.ended, 1, "b ends the opening it applied: {report:?}");
+}

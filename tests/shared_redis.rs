@@ -153,8 +153,9 @@ fn recoveries_keep_the_later_time_under_keys_of_their_own() {
     assert_eq!(store.recovered_at("db").unwrap(), None);
     let now = SystemTime::now();
     store.publish_recovery("db", now).unwrap();
+    // Half a second earlier: within RECOVERY_AHEAD, the clocks agree, and the later is kept.
     store
-        .publish_recovery("db", now - Duration::from_secs(5))
+        .publish_recovery("db", now - Duration::from_millis(500))
         .unwrap();
     assert_eq!(
         millis(store.recovered_at("db").unwrap().unwrap()),
@@ -354,4 +355,28 @@ fn windows_of_instances_long_gone_are_dropped_and_do_not_stop_window_sharing() {
     let report = follower.poll();
     assert!(report.errors.is_empty(), "{:?}", report.errors);
     assert_eq!(breaker.state(), State::Open, "6 failures of 10 in all");
+}
+
+#[test]
+fn a_recovery_replaces_one_stamped_far_ahead() {
+    let Some(server) = start_server(&[]) else {
+        return;
+    };
+    let mut store = RedisStore::new(&server.address);
+    let now = SystemTime::now();
+    let millis = |at: SystemTime| {
+        at.duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap()
+            .as_millis()
+    };
+    store
+        .publish_recovery("db", now + Duration::from_secs(3600))
+        .unwrap();
+    store.publish_recovery("db", now).unwrap();
+    let kept = store.recovered_at("db").unwrap().unwrap();
+    assert_eq!(
+        millis(kept),
+        millis(now),
+        "the stamp an hour ahead is replaced"
+    );
 }

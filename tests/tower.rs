@@ -515,3 +515,56 @@ impl Service<u16> for ReadyButHangs {
         pending()
     }
 }
+
+/// An inner service whose `call` itself panics.
+#[derive(Clone)]
+struct PanicsInCall;
+
+impl Service<u16> for PanicsInCall {
+    type Response = ();
+    type Error = Infallible;
+    type Future = Ready<Result<(), Infallible>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, _request: u16) -> Self::Future {
+        panic!("a bug in the inner service's call")
+    }
+}
+
+#[test]
+fn a_panic_out_of_the_inner_call_counts_as_a_failure() {
+    let (breaker, _) = breaker(1);
+    let mut service = BreakerLayer::new(Arc::clone(&breaker)).layer(PanicsInCall);
+    let mut cx = Context::from_waker(std::task::Waker::noop());
+    assert!(service.poll_ready(&mut cx).is_ready());
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _ = service.call(1);
+    }));
+    assert!(caught.is_err());
+    let m = breaker.metrics();
+    assert_eq!((m.failures, m.released), (1, 0), "{m:?}");
+    assert_eq!(breaker.state(), State::Open);
+}
+
+#[tokio::test]
+async fn a_shed_call_names_a_state_that_rejects_even_if_the_breaker_closed_meanwhile() {
+    let (breaker, _) = breaker(1);
+    breaker.try_acquire().unwrap().failure();
+    let mut service = BreakerLayer::new(Arc::clone(&breaker)).layer(NeverReady::default());
+    let mut cx = Context::from_waker(std::task::Waker::noop());
+    assert!(
+        service.poll_ready(&mut cx).is_ready(),
+        "open: ready at once"
+    );
+    breaker.reset();
+    let rejected = match service.call(200).await {
+        Err(CallError::Rejected(rejected)) => rejected,
+        other => panic!("expected a rejection, got {other:?}"),
+    };
+    assert_eq!(rejected.state(), State::Open, "{rejected}");
+    assert_eq!(rejected.retry_after(), Some(Duration::ZERO), "retry now");
+    assert_eq!(breaker.metrics().rejected, 1);
+}

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime};
 
-use super::{OpeningStore, StoreError, WindowShare, unix_millis};
+use super::{OpeningStore, RECOVERY_AHEAD, StoreError, WindowShare, unix_millis};
 use crate::breaker::Breaker;
 use crate::clock::Clock;
 use crate::config::{ConfigError, FailureRate, MAX_OPEN_DURATION};
@@ -21,11 +21,6 @@ const SHORTEST_OPENING: Duration = Duration::from_millis(1);
 /// tripped at about the same time): it does not reopen the breaker for the few milliseconds
 /// between their periods' ends. Once the breaker has closed, a later deadline is a new failure.
 const SAME_FAILURE: Duration = Duration::from_secs(1);
-
-/// A recovery stamped further ahead of this machine's clock than this is not believed: a
-/// machine whose clock runs that far ahead would otherwise end every opening applied here
-/// until this clock catches up with its stamp.
-const RECOVERY_AHEAD: Duration = Duration::from_secs(1);
 
 /// What [`SharedOpenings`] needs of a breaker, whatever its clock.
 trait Followed: Send + Sync {

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use super::{OpeningStore, StoreError, WindowShare, from_unix_millis, unix_millis};
+use super::{OpeningStore, RECOVERY_AHEAD, StoreError, WindowShare, from_unix_millis, unix_millis};
 use crate::sync::Swappable;
 
 /// Deadlines, recoveries and windows kept in this process. Clones share them, so each instance (a
@@ -23,9 +23,13 @@ pub struct MemoryStore {
 type WindowsByName = HashMap<String, BTreeMap<String, WindowShare>>;
 
 /// Keeps the later of the time kept for `name` and `millis`.
-fn keep_later(times: &Swappable<HashMap<String, u64>>, name: &str, millis: u64) {
+/// Keeps `millis` under `name` unless a later time is kept, no more than `ahead` later.
+fn keep_later(times: &Swappable<HashMap<String, u64>>, name: &str, millis: u64, ahead: u64) {
     times.update(|current| {
-        if current.get(name).is_some_and(|&kept| kept >= millis) {
+        if current
+            .get(name)
+            .is_some_and(|&kept| kept >= millis && kept - millis <= ahead)
+        {
             return None; // a later time is kept already
         }
         let mut next = HashMap::clone(current);
@@ -61,7 +65,7 @@ impl std::fmt::Debug for MemoryStore {
 
 impl OpeningStore for MemoryStore {
     fn publish(&mut self, name: &str, until: SystemTime) -> Result<(), StoreError> {
-        keep_later(&self.deadlines, name, unix_millis(until));
+        keep_later(&self.deadlines, name, unix_millis(until), u64::MAX);
         Ok(())
     }
 
@@ -76,7 +80,8 @@ impl OpeningStore for MemoryStore {
     }
 
     fn publish_recovery(&mut self, name: &str, at: SystemTime) -> Result<(), StoreError> {
-        keep_later(&self.recoveries, name, unix_millis(at));
+        let ahead = RECOVERY_AHEAD.as_millis() as u64;
+        keep_later(&self.recoveries, name, unix_millis(at), ahead);
         Ok(())
     }
 

@@ -72,13 +72,18 @@ mod redis;
 
 use std::error::Error;
 use std::fmt;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 pub use follower::{PollReport, Polling, SharedOpenings};
 pub use memory::MemoryStore;
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub use redis::RedisStore;
+
+/// How far ahead of the reader's clock a recovery may be stamped and still be believed, and
+/// how much later than a new recovery a recorded one may be and still be kept: the clocks of
+/// two machines that agree to within this much are taken to agree.
+pub const RECOVERY_AHEAD: Duration = Duration::from_secs(1);
 
 /// Where instances leave the deadlines of their openings, and the times they saw the
 /// dependency recover, for each other.
@@ -103,7 +108,10 @@ pub trait OpeningStore: Send {
     fn open_until(&mut self, name: &str) -> Result<Option<SystemTime>, StoreError>;
 
     /// Records that an instance saw the dependency behind `name` recover at `at` (its breaker
-    /// closed after an opening), unless a later recovery is already recorded for it.
+    /// closed after an opening), unless a later recovery is already recorded for it. A
+    /// recovery recorded more than [`RECOVERY_AHEAD`] later than `at` is replaced all the
+    /// same: a machine whose clock runs ahead stamped it, and kept, it would hide every honest
+    /// recovery until the clocks caught up with it (followers do not believe it either).
     ///
     /// The default records nothing: a store that does not keep recoveries shares openings
     /// only, and every instance probes for itself.

@@ -5,14 +5,15 @@ use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::{Duration, SystemTime};
 
-use super::{OpeningStore, StoreError, WindowShare, from_unix_millis, unix_millis};
+use super::{OpeningStore, RECOVERY_AHEAD, StoreError, WindowShare, from_unix_millis, unix_millis};
 
-/// Keeps the later time (a deadline, or a recovery) under a key, and lets Redis forget it after
-/// `ARGV[2]` milliseconds. One script, so that two instances publishing at once cannot leave
-/// the earlier time.
+/// Keeps the later time (a deadline, or a recovery) under a key, unless the one kept is more
+/// than `ARGV[3]` milliseconds later, and lets Redis forget it after `ARGV[2]` milliseconds.
+/// One script, so that two instances publishing at once cannot leave the earlier time.
 const PUBLISH_SCRIPT: &str = "\
 local kept = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
-if kept < tonumber(ARGV[1]) then
+local new = tonumber(ARGV[1])
+if kept < new or kept - new > tonumber(ARGV[3]) then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
   return 1
 end
@@ -190,8 +191,18 @@ impl RedisStore {
     }
 
     /// Keeps `millis` under `key` for `ttl_millis`, unless a later time is kept there.
-    fn keep_later(&mut self, key: &str, millis: u64, ttl_millis: u64) -> Result<(), StoreError> {
-        let (millis, ttl) = (millis.to_string(), ttl_millis.to_string());
+    fn keep_later(
+        &mut self,
+        key: &str,
+        millis: u64,
+        ttl_millis: u64,
+        ahead_millis: u64,
+    ) -> Result<(), StoreError> {
+        let (millis, ttl, ahead) = (
+            millis.to_string(),
+            ttl_millis.to_string(),
+            ahead_millis.to_string(),
+        );
         match self.command(&[
             b"EVAL",
             PUBLISH_SCRIPT.as_bytes(),
@@ -199,6 +210,7 @@ impl RedisStore {
             key.as_bytes(),
             millis.as_bytes(),
             ttl.as_bytes(),
+            ahead.as_bytes(),
         ])? {
             Reply::Integer(_) => Ok(()),
             other => Err(unexpected("EVAL", &other)),
@@ -290,7 +302,7 @@ impl OpeningStore for RedisStore {
             return Ok(()); // nothing left to share
         }
         let key = self.key(name);
-        self.keep_later(&key, until, until - now)
+        self.keep_later(&key, until, until - now, u64::MAX)
     }
 
     fn open_until(&mut self, name: &str) -> Result<Option<SystemTime>, StoreError> {
@@ -305,7 +317,12 @@ impl OpeningStore for RedisStore {
     fn publish_recovery(&mut self, name: &str, at: SystemTime) -> Result<(), StoreError> {
         let key = self.recovery_key(name)?;
         let kept = u64::try_from(RECOVERY_KEPT.as_millis()).unwrap_or(u64::MAX);
-        self.keep_later(&key, unix_millis(at), kept)
+        self.keep_later(
+            &key,
+            unix_millis(at),
+            kept,
+            RECOVERY_AHEAD.as_millis() as u64,
+        )
     }
 
     fn recovered_at(&mut self, name: &str) -> Result<Option<SystemTime>, StoreError> {

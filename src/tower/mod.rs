@@ -297,10 +297,17 @@ where
             }
         } else {
             match self.breaker.try_acquire_owned() {
-                Ok(permit) => Kind::Called {
-                    future: self.inner.call(request),
-                    verdict: Some((permit, self.classifier.clone())),
-                },
+                Ok(mut permit) => {
+                    // The inner service's `call` is the dependency's code too: a panic out of
+                    // it drops the permit as a failure. Set back before the first poll.
+                    permit.set_fails_if_dropped(true);
+                    let future = self.inner.call(request);
+                    permit.set_fails_if_dropped(false);
+                    Kind::Called {
+                        future,
+                        verdict: Some((permit, self.classifier.clone())),
+                    }
+                }
                 Err(rejected) => Kind::Rejected { rejected },
             }
         };
