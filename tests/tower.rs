@@ -541,7 +541,7 @@ fn a_panic_out_of_the_inner_call_counts_as_a_failure() {
     let mut cx = Context::from_waker(std::task::Waker::noop());
     assert!(service.poll_ready(&mut cx).is_ready());
     let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let _ = service.call(1);
+        drop(service.call(1));
     }));
     assert!(caught.is_err());
     let m = breaker.metrics();
