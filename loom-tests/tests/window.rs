@@ -62,16 +62,19 @@ fn a_filling_success_trips_when_it_completes_the_window() {
 }
 
 /// A full window (3 calls) whose one failure the next success ages out, which turns the window
-/// clean, while another thread records a failure; then one more failure.
+/// clean, while another thread records a success and then a failure; then one more failure.
 ///
 /// Catches: a forgetting step (dirty -> clean) that is not a compare-and-swap from the word it
-/// judged, or that reads the success count before the word: it marks the window clean over
-/// the new failure, which is lost. With a window of 3 and one call after, a lost failure leaves
-/// a window (one failure of three) that no order of the calls gives: the racing failure is
-/// still in view in either order.
+/// judged, or that reads the success count before the word (both tried): it marks the window
+/// clean over the new failure, which is lost. With a window of 3 and one call after, a lost
+/// failure leaves a window that no order of the calls gives. The other thread's success is
+/// what makes the second bug show: it lands between the forgetter's count and its load of the
+/// word, so that the new failure's record counts one success more than the forgetter did.
+/// Without it (a failure alone on that thread) the model missed that bug (found by mutating
+/// the code).
 #[test]
 fn forgetting_races_a_new_failure() {
-    check_against_model(2, rate(1.0, 3, 3), &[F, S, S], &[&[S], &[F]], &[F]);
+    check_against_model(2, rate(1.0, 3, 3), &[F, S, S], &[&[S], &[S, F]], &[F]);
 }
 
 /// The main thread's stripe still counts the last generation, with a hint that its next
