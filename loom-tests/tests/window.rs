@@ -108,3 +108,18 @@ fn aging_on_a_stripe_left_by_the_last_generation() {
         assert_reached(&allowed, &breaker);
     });
 }
+
+/// Thread B resets the breaker twice (generations g and g + 1) and records a failure; thread
+/// A records a failure with a permit it may take while generation g is current but its window
+/// not yet cleared for it, so that A clears the window for g itself. Then one more failure.
+///
+/// Checks that the breaker ends as some order of the calls leaves it.
+///
+/// Catches: a clearing that does not check, after each load of the window word, that its
+/// generation is still current (point 5; tried: A stalls between its check and its
+/// compare-and-swap, B's resets and failure land, and A's retry empties the window of
+/// generation g + 1, losing B's failure: the breaker ends closed where every order trips it).
+#[test]
+fn a_stalled_clearing_does_not_empty_a_later_generations_window() {
+    check_against_model(2, rate(1.0, 2, 2), &[], &[&[R, R, F], &[F]], &[F]);
+}
