@@ -137,8 +137,8 @@ impl<C: Clock> Registry<C> {
     /// Unregisters the breaker named `name` and returns it. Holders of its `Arc` keep using
     /// it; the next [`get_or_insert_with`](Registry::get_or_insert_with) of that name builds a
     /// new one. With the `metrics` feature, the breaker's gauges are set to 0
-    /// ([`metrics_export::forget`](crate::metrics_export::forget); its transitions after that,
-    /// if a `count_transitions` listener counts them, set its state gauge again).
+    /// (`metrics_export::forget`; its transitions after that, if a `count_transitions`
+    /// listener counts them, set its state gauge again).
     pub fn remove(&self, name: &str) -> Option<Arc<Breaker<C>>> {
         let mut removed = None;
         self.breakers.update(|current| {
