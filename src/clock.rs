@@ -111,7 +111,10 @@ impl ManualClock {
     /// Sets the time, measured from the clock's epoch.
     ///
     /// Moving it backwards is allowed (it is a test tool): a breaker reading it then sees its
-    /// own time go back too, never to before its reading when the breaker was built.
+    /// own time go back too, never to before its reading when the breaker was built. With a
+    /// [`slow_call`](crate::Builder::slow_call) limit, a call out while the clock moves back
+    /// by more than about a millisecond (or two buckets, if more) may be judged hung at the
+    /// next sweep: its bucket then reads as from long ago.
     pub fn set(&self, since_epoch: Duration) {
         self.set_nanos(saturating_nanos(since_epoch));
     }

@@ -26,15 +26,26 @@ const BLOCK: u64 = 10_000;
 /// How long each pair is measured.
 const DURATION: Duration = Duration::from_secs(2);
 
-/// What one pair measured: medians in ns per call.
+/// What one pair measured: medians in ns per call, and medians over the pairs of blocks of
+/// what the goals compare, each block with the baseline block of its own pair.
 pub struct Pair {
     pub label: &'static str,
     pub threads: usize,
     pub baseline_name: &'static str,
     pub baseline: f64,
     pub subject: f64,
-    /// Median over the pairs of blocks of (subject − baseline).
+    pub measured: Measured,
+}
+
+/// Medians over the pairs of blocks.
+#[derive(Clone, Copy)]
+pub struct Measured {
+    /// subject − baseline: goals (a), and (c) on one thread (at most 2 ns).
     pub difference: f64,
+    /// baseline ÷ subject: how many times slower the baseline is (goal (b)'s ratio).
+    pub speedup: f64,
+    /// subject ÷ (baseline + 2 ns): goal (c) on two threads (at most 1.5).
+    pub over_baseline_plus_2: f64,
 }
 
 /// Times `baseline` and `subject` in alternating blocks on `threads` threads. Each is a maker
@@ -47,7 +58,7 @@ fn measure<B: FnMut(), S: FnMut()>(
     threads: usize,
     baseline: impl Fn(usize) -> B + Sync,
     subject: impl Fn(usize) -> S + Sync,
-) -> (f64, f64, f64) {
+) -> (f64, f64, Measured) {
     let barrier = Barrier::new(threads);
     let stop = AtomicBool::new(false);
     let per_thread: Vec<Vec<(f64, f64)>> = std::thread::scope(|scope| {
@@ -105,7 +116,11 @@ fn measure<B: FnMut(), S: FnMut()>(
     (
         median(pairs.iter().map(|p| p.0).collect()),
         median(pairs.iter().map(|p| p.1).collect()),
-        median(pairs.iter().map(|p| p.1 - p.0).collect()),
+        Measured {
+            difference: median(pairs.iter().map(|p| p.1 - p.0).collect()),
+            speedup: median(pairs.iter().map(|p| p.0 / p.1).collect()),
+            over_baseline_plus_2: median(pairs.iter().map(|p| p.1 / (p.0 + 2.0)).collect()),
+        },
     )
 }
 
@@ -124,7 +139,7 @@ pub fn run() -> Vec<Pair> {
     let mut pairs = Vec::new();
     for threads in [1, 2] {
         let healthy = Hot::with_window(100);
-        let (baseline, subject, difference) = measure(
+        let (baseline, subject, measured) = measure(
             threads,
             |_| {
                 || {
@@ -143,12 +158,12 @@ pub fn run() -> Vec<Pair> {
             baseline_name: Bare::NAME,
             baseline,
             subject,
-            difference,
+            measured,
         });
         let open = Hot::with_window(20);
         open.trip();
         let clock = quanta::Clock::new();
-        let (baseline, subject, difference) = measure(
+        let (baseline, subject, measured) = measure(
             threads,
             |_| {
                 || {
@@ -167,7 +182,7 @@ pub fn run() -> Vec<Pair> {
             baseline_name: "one `quanta raw` clock read",
             baseline,
             subject,
-            difference,
+            measured,
         });
         for (window, label) in [
             (20, "(b) 2.5 % failures, rate over 20"),
@@ -184,7 +199,7 @@ pub fn run() -> Vec<Pair> {
 /// by the threads, each thread at its own point of the pattern.
 fn lesson_pair<G: Guard + Sync>(threads: usize, window: u32, label: &'static str) -> Pair {
     let (peer, hot) = (G::with_window(window), Hot::with_window(window));
-    let (baseline, subject, difference) = measure(
+    let (baseline, subject, measured) = measure(
         threads,
         |thread| {
             let mut day = LessonDay::new(thread);
@@ -207,6 +222,6 @@ fn lesson_pair<G: Guard + Sync>(threads: usize, window: u32, label: &'static str
         baseline_name: G::NAME,
         baseline,
         subject,
-        difference,
+        measured,
     }
 }
