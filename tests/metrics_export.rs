@@ -190,18 +190,23 @@ fn export_sets_absolute_values_and_the_listener_counts_transitions() {
     });
 }
 
-#[test]
-fn the_registry_exports_every_breaker_under_its_name() {
-    let recorder = TestRecorder::default();
-    let registry = Registry::<ManualClock>::default();
-    let users = registry
+/// The breaker "users" of `registry`, one failure to trip, its transitions counted.
+fn users_in(registry: &Registry<ManualClock>) -> Arc<Breaker<ManualClock>> {
+    registry
         .get_or_insert_with("users", |name| {
             Breaker::builder()
                 .consecutive_failures(1)
                 .on_transition(metrics_export::count_transitions(name))
                 .clock(ManualClock::new())
         })
-        .unwrap();
+        .unwrap()
+}
+
+#[test]
+fn the_registry_exports_every_breaker_under_its_name() {
+    let recorder = TestRecorder::default();
+    let registry = Registry::<ManualClock>::default();
+    let users = users_in(&registry);
     let search = registry
         .get_or_insert_with("search", |_| {
             Breaker::builder()
@@ -258,14 +263,7 @@ fn a_hung_call_is_exported_as_slow_and_hung() {
 fn a_removed_breaker_is_not_left_reported_open() {
     let recorder = TestRecorder::default();
     let registry = Registry::<ManualClock>::default();
-    let users = registry
-        .get_or_insert_with("users", |name| {
-            Breaker::builder()
-                .consecutive_failures(1)
-                .on_transition(metrics_export::count_transitions(name))
-                .clock(ManualClock::new())
-        })
-        .unwrap();
+    let users = users_in(&registry);
     with_local_recorder(&recorder, || {
         users.try_acquire().unwrap().failure();
         registry.export_metrics();

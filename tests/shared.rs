@@ -44,13 +44,25 @@ fn trip(instance: &Instance) {
     assert_eq!(instance.breaker.state(), State::Open);
 }
 
+/// Takes `instance`'s half-open probe, which must be one, and records a success.
+fn probe_succeeds(instance: &Instance) {
+    let probe = instance.breaker.try_acquire().unwrap();
+    assert!(probe.is_probe());
+    probe.success();
+}
+
+/// A follower of `instance`'s breaker under the name "db".
+fn follower(store: &MemoryStore, instance: &Instance) -> SharedOpenings<MemoryStore> {
+    SharedOpenings::new(store.clone()).follow("db", instance.breaker.clone())
+}
+
 #[test]
 fn an_opening_reaches_the_other_instances_once() {
     let store = MemoryStore::new();
     let (a, b, c) = (instance(), instance(), instance());
-    let mut follow_a = SharedOpenings::new(store.clone()).follow("db", a.breaker.clone());
-    let mut follow_b = SharedOpenings::new(store.clone()).follow("db", b.breaker.clone());
-    let mut follow_c = SharedOpenings::new(store.clone()).follow("db", c.breaker.clone());
+    let mut follow_a = follower(&store, &a);
+    let mut follow_b = follower(&store, &b);
+    let mut follow_c = follower(&store, &c);
 
     trip(&a);
     let report = follow_a.poll();
@@ -93,8 +105,8 @@ fn the_external_opening_ends_in_a_probe_and_a_failed_probe_is_shared_again() {
     let store = MemoryStore::new();
     // b opens for twice as long as a on its own, so that its opening ends later.
     let (a, b) = (instance(), instance_open_for(2 * OPEN));
-    let mut follow_a = SharedOpenings::new(store.clone()).follow("db", a.breaker.clone());
-    let mut follow_b = SharedOpenings::new(store.clone()).follow("db", b.breaker.clone());
+    let mut follow_a = follower(&store, &a);
+    let mut follow_b = follower(&store, &b);
     trip(&a);
     follow_a.poll();
     follow_b.poll();
@@ -127,8 +139,8 @@ fn two_instances_tripping_together_do_not_reopen_each_other() {
         instance(),
         instance_open_for(OPEN + Duration::from_millis(500)),
     );
-    let mut follow_a = SharedOpenings::new(store.clone()).follow("db", a.breaker.clone());
-    let mut follow_b = SharedOpenings::new(store.clone()).follow("db", b.breaker.clone());
+    let mut follow_a = follower(&store, &a);
+    let mut follow_b = follower(&store, &b);
     trip(&a);
     trip(&b);
     assert_eq!(follow_a.poll().published, 1);
@@ -185,9 +197,7 @@ fn one_instance_probes_and_its_recovery_ends_the_others_openings() {
     a.clock.advance(OPEN);
     b.clock.advance(OPEN);
     assert!(b.breaker.try_acquire().is_err(), "b waits for a's probe");
-    let probe = a.breaker.try_acquire().unwrap();
-    assert!(probe.is_probe());
-    probe.success();
+    probe_succeeds(&a);
     assert_eq!(a.breaker.state(), State::Closed);
 
     next_millisecond();
@@ -215,7 +225,7 @@ fn one_instance_probes_and_its_recovery_ends_the_others_openings() {
 fn a_failed_probe_makes_the_waiting_instances_wait_longer() {
     let store = MemoryStore::new();
     let (a, b) = (instance(), instance());
-    let mut follow_a = SharedOpenings::new(store.clone()).follow("db", a.breaker.clone());
+    let mut follow_a = follower(&store, &a);
     let mut follow_b = waiting_follower(&store, &b);
     trip(&a);
     follow_a.poll();
@@ -251,7 +261,7 @@ fn a_recovery_recorded_before_an_opening_does_not_end_it() {
     store.publish_recovery("db", SystemTime::now()).unwrap();
     next_millisecond();
     let (a, b) = (instance(), instance());
-    let mut follow_a = SharedOpenings::new(store.clone()).follow("db", a.breaker.clone());
+    let mut follow_a = follower(&store, &a);
     let mut follow_b = waiting_follower(&store, &b);
     trip(&a);
     follow_a.poll();
@@ -266,8 +276,8 @@ fn a_recovery_recorded_before_an_opening_does_not_end_it() {
 fn without_a_wait_every_instance_probes_at_the_deadline() {
     let store = MemoryStore::new();
     let (a, b) = (instance(), instance());
-    let mut follow_a = SharedOpenings::new(store.clone()).follow("db", a.breaker.clone());
-    let mut follow_b = SharedOpenings::new(store.clone()).follow("db", b.breaker.clone());
+    let mut follow_a = follower(&store, &a);
+    let mut follow_b = follower(&store, &b);
     trip(&a);
     follow_a.poll();
     follow_b.poll();
@@ -318,7 +328,7 @@ fn a_registry_is_followed_with_the_breakers_it_gains_and_loses() {
     let store = MemoryStore::new();
     let (a, b) = (instance(), instance());
     let registry: Arc<Registry<ManualClock>> = Arc::new(Registry::default());
-    let mut follow_a = SharedOpenings::new(store.clone()).follow("db", a.breaker.clone());
+    let mut follow_a = follower(&store, &a);
     let mut follow_registry = SharedOpenings::new(store.clone()).follow_registry(registry.clone());
 
     // Inserted after the follower was built: followed from the next poll on.
@@ -491,7 +501,7 @@ fn forced_breakers_and_other_names_are_left_alone() {
     let store = MemoryStore::new();
     let (a, forced, other) = (instance(), instance(), instance());
     forced.breaker.force_closed();
-    let mut follow_a = SharedOpenings::new(store.clone()).follow("db", a.breaker.clone());
+    let mut follow_a = follower(&store, &a);
     let mut follow_rest = SharedOpenings::new(store.clone())
         .follow("db", forced.breaker.clone())
         .follow("cache", other.breaker.clone());
@@ -555,7 +565,7 @@ fn polling_without_pause_is_refused() {
 fn polling_on_a_thread_applies_openings_and_stops_when_dropped() {
     let store = MemoryStore::new();
     let (a, b) = (instance(), instance());
-    let mut follow_a = SharedOpenings::new(store.clone()).follow("db", a.breaker.clone());
+    let mut follow_a = follower(&store, &a);
     let polling = SharedOpenings::new(store)
         .follow("db", b.breaker.clone())
         .spawn_polling(Duration::from_millis(5), |name, error| {
@@ -572,19 +582,13 @@ fn polling_on_a_thread_applies_openings_and_stops_when_dropped() {
     drop(polling);
 }
 
-fn probe_succeeds(instance: &Instance) {
-    let probe = instance.breaker.try_acquire().unwrap();
-    assert!(probe.is_probe());
-    probe.success();
-}
-
 #[test]
 fn a_new_failure_after_a_recovery_is_not_taken_for_the_old_one() {
     let open = Duration::from_millis(200);
     let store = MemoryStore::new();
     let (a, b) = (instance_open_for(open), instance_open_for(open));
-    let mut follow_a = SharedOpenings::new(store.clone()).follow("db", a.breaker.clone());
-    let mut follow_b = SharedOpenings::new(store.clone()).follow("db", b.breaker.clone());
+    let mut follow_a = follower(&store, &a);
+    let mut follow_b = follower(&store, &b);
     trip(&b);
     assert_eq!(follow_b.poll().published, 1);
     assert_eq!(follow_a.poll().opened, 1);
@@ -608,8 +612,8 @@ fn a_new_failure_after_a_recovery_is_not_taken_for_the_old_one() {
 fn an_older_remote_opening_does_not_undo_a_newer_local_recovery() {
     let store = MemoryStore::new();
     let (a, b) = (instance_open_for(2 * OPEN), instance());
-    let mut follow_a = SharedOpenings::new(store.clone()).follow("db", a.breaker.clone());
-    let mut follow_b = SharedOpenings::new(store.clone()).follow("db", b.breaker.clone());
+    let mut follow_a = follower(&store, &a);
+    let mut follow_b = follower(&store, &b);
     trip(&a);
     trip(&b);
     follow_a.poll(); // a's deadline, 60 s: the store keeps it
@@ -637,7 +641,7 @@ fn a_recovery_from_a_clock_far_ahead_is_not_believed_and_an_honest_one_replaces_
         .unwrap();
     next_millisecond();
     let (a, b) = (instance(), instance());
-    let mut follow_a = SharedOpenings::new(store.clone()).follow("db", a.breaker.clone());
+    let mut follow_a = follower(&store, &a);
     let mut follow_b = waiting_follower(&store, &b);
     trip(&a);
     follow_a.poll();
