@@ -56,3 +56,10 @@ pub use permit::{Outcome, OwnedPermit, Permit, Rejected};
 pub use registry::{BreakerHealth, Registry};
 pub use registry_config::{AppliedConfig, RegistryConfig, RegistryConfigError};
 pub use state::State;
+
+/// What loom models need from inside the crate, and nothing else may use.
+#[cfg(loom)]
+#[doc(hidden)]
+pub mod loom_hooks {
+    pub use crate::stripes::give_back_slot;
+}

@@ -55,7 +55,8 @@ impl Registry {
             let mut taken = word.load(Ordering::Relaxed);
             while taken != u64::MAX {
                 let bit = (!taken).trailing_zeros();
-                // Acquire: the previous owner's stores to this slot's stripes happen before ours.
+                // Acquire: the previous owner's stores to this slot's stripes happen before ours
+                // (loom: `a_slot_handed_to_another_thread_keeps_its_counts`).
                 match word.compare_exchange_weak(
                     taken,
                     taken | 1 << bit,
@@ -86,14 +87,29 @@ fn registry() -> &'static Registry {
 /// Under loom the registry lives for one execution of a model (loom drops its statics after
 /// each), so every execution starts with all slots free. Loom takes all of an exiting
 /// thread's locals out before dropping any, so `SlotRelease` then finds `SLOT` gone and
-/// releases nothing: models never reuse a slot, and the release path is tested by the std
-/// tests below, not by loom.
+/// releases nothing. A model that wants a slot reused gives it back with [`give_back_slot`];
+/// the release at a thread's exit is tested by the std tests below, not by loom.
 #[cfg(loom)]
 fn registry() -> &'static Registry {
     loom::lazy_static! {
         static ref REGISTRY: Registry = Registry::new();
     }
     &REGISTRY
+}
+
+/// Gives the calling thread's slot back, as its exit would, for loom models only: under loom a
+/// thread's exit releases nothing (see `registry`), so a model that wants a slot handed to
+/// another thread calls this as the last thing its thread does with any breaker. The thread
+/// shares the common stripe afterwards.
+#[cfg(loom)]
+#[doc(hidden)]
+pub fn give_back_slot() {
+    SLOT.with(|slot| {
+        let mine = slot.replace(NO_SLOT);
+        if mine < SLOTS as u32 {
+            registry().release(mine);
+        }
+    });
 }
 
 struct SlotRelease;
