@@ -37,11 +37,20 @@ pub struct Metrics {
     pub released: u64,
     /// Calls rejected without calling the dependency.
     pub rejected: u64,
-    /// Transitions to open: trips from closed and failed probes.
+    /// Openings with an open period: trips from closed, failed probes, probes given up on
+    /// after [`probe_timeout`](crate::Config::probe_timeout), and openings from outside
+    /// ([`open_for`](crate::Breaker::open_for), which [`shared`](crate::shared) uses).
+    ///
+    /// This and the next two count the transitions the breaker makes itself. The manual ones
+    /// ([`reset`](crate::Breaker::reset), [`force_open`](crate::Breaker::force_open),
+    /// [`force_closed`](crate::Breaker::force_closed)) are counted in none of them; listeners
+    /// see them, with [`Trigger::Manual`](crate::Trigger::Manual).
     pub openings: u64,
-    /// Transitions from open to half-open.
+    /// Open periods that ended with a call admitted as a probe: transitions from open to
+    /// half-open.
     pub half_openings: u64,
-    /// Transitions from half-open to closed.
+    /// Half-open periods closed by their probes. A [`reset`](crate::Breaker::reset) of a
+    /// half-open breaker is not counted here.
     pub closings: u64,
     /// While closed: failures among the calls in the failure-rate window.
     pub window_failures: u32,
