@@ -1216,9 +1216,11 @@ impl<C: Clock> Breaker<C> {
             at: Duration::from_nanos(self.clock.now_nanos()),
             open_for,
         };
-        for listener in self.listeners.iter() {
-            listener(&transition);
-        }
+        crate::listener::tell(
+            &self.listeners,
+            std::ptr::from_ref(self).addr(),
+            &transition,
+        );
     }
 
     /// The current state.

@@ -270,8 +270,10 @@ impl<C: Clock> Builder<C> {
     /// Calls `listener` after every state transition, on the thread that made it.
     ///
     /// The listener runs after the transition is published, never under a lock or inside a
-    /// retry loop, so it may call back into the breaker. Transitions made at nearly the same
-    /// time by different threads may reach listeners out of order; each carries its
+    /// retry loop, so it may call back into the breaker. A transition that a listener makes
+    /// (a `reset` when the breaker opens, say) reaches every listener after the one it was
+    /// made in, on the same thread. Transitions made at nearly the same time by different
+    /// threads may reach listeners out of order; each carries its
     /// [`generation`](Transition::generation) to put them back in order.
     pub fn on_transition<F>(mut self, listener: F) -> Self
     where

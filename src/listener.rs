@@ -1,8 +1,10 @@
 //! State-transition events, and the listeners that receive them.
 
+use std::cell::{Cell, RefCell};
 use std::time::Duration;
 
 use crate::state::State;
+use crate::sync::thread_local_cell;
 pub use crate::window::TripRule;
 
 /// What caused a transition.
@@ -60,3 +62,88 @@ pub struct Transition {
 
 /// A listener registered with [`Builder::on_transition`](crate::Builder::on_transition).
 pub(crate) type Listener = Box<dyn Fn(&Transition) + Send + Sync>;
+
+/// How many breakers' listeners one thread can be running at once, each called from a
+/// listener of the one before, and still have every transition reach them in order. Deeper
+/// than that, a transition made by a listener reaches the listeners at once, possibly before
+/// the transition that led to it.
+const NESTED_BREAKERS: usize = 4;
+
+thread_local_cell! {
+    /// The breakers (by address) whose listeners this thread is running; 0 is a free place.
+    static TELLING: Cell<[usize; NESTED_BREAKERS]> = Cell::new([0; NESTED_BREAKERS]);
+}
+thread_local_cell! {
+    /// Transitions that a listener made on this thread while the breaker's listeners were
+    /// hearing an earlier one, held back until they have heard it: breaker and transition.
+    static HELD_BACK: RefCell<Vec<(usize, Transition)>> = RefCell::new(Vec::new());
+}
+
+/// Tells `listeners`, the listeners of the breaker at address `breaker`, of `transition`.
+///
+/// A listener may make a transition of the same breaker (a `reset` when it opens, say). Told
+/// at once, the listeners after it would hear the new transition before the one they are
+/// hearing, so one thread's transitions would reach them out of order and a listener that
+/// keeps the last state (a gauge, a log) would end on the wrong one. So a transition made
+/// while this thread runs the breaker's listeners is held back and told after them, in the
+/// order made. It allocates only then. A panicking listener drops what was held back for its
+/// breaker, as it drops the rest of its own transition's telling.
+pub(crate) fn tell(listeners: &[Listener], breaker: usize, transition: &Transition) {
+    let tell_now = |transition: &Transition| {
+        for listener in listeners {
+            listener(transition);
+        }
+    };
+    let Ok(telling) = TELLING.try_with(Cell::get) else {
+        return tell_now(transition);
+    };
+    if telling.contains(&breaker) {
+        let held = HELD_BACK.try_with(|held| held.borrow_mut().push((breaker, *transition)));
+        if held.is_ok() {
+            return;
+        }
+        return tell_now(transition);
+    }
+    let Some(place) = telling.iter().position(|&running| running == 0) else {
+        return tell_now(transition);
+    };
+    let mut marked = telling;
+    marked[place] = breaker;
+    TELLING.with(|telling| telling.set(marked));
+    let _done = DoneTelling { breaker, place };
+    tell_now(transition);
+    let next_held_back = || {
+        HELD_BACK
+            .try_with(|held| {
+                let mut held = held.borrow_mut();
+                let index = held.iter().position(|&(of, _)| of == breaker)?;
+                Some(held.remove(index).1)
+            })
+            .ok()
+            .flatten()
+    };
+    while let Some(next) = next_held_back() {
+        tell_now(&next);
+    }
+}
+
+/// Frees a breaker's place in [`TELLING`] when its listeners are done, or have panicked.
+struct DoneTelling {
+    breaker: usize,
+    place: usize,
+}
+
+impl Drop for DoneTelling {
+    fn drop(&mut self) {
+        let _ = TELLING.try_with(|telling| {
+            let mut marks = telling.get();
+            marks[self.place] = 0;
+            telling.set(marks);
+        });
+        let _ = HELD_BACK.try_with(|held| {
+            if let Ok(mut held) = held.try_borrow_mut() {
+                held.retain(|&(of, _)| of != self.breaker);
+            }
+        });
+    }
+}

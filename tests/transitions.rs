@@ -406,6 +406,119 @@ fn listeners_see_each_transition_and_may_call_back() {
     assert_eq!(calls_back.load(Ordering::Relaxed), 3);
 }
 
+/// What the breakers' second listeners heard, as (breaker, from, to, generation), in one list.
+type Heard = Arc<Mutex<Vec<(&'static str, State, State, u32)>>>;
+
+/// A breaker that trips at its first failure, whose first listener is `act` and whose second
+/// writes down what it hears in `heard`, under `name`.
+fn listening(
+    name: &'static str,
+    heard: &Heard,
+    act: impl Fn(&Transition) + Send + Sync + 'static,
+) -> Breaker {
+    let heard = heard.clone();
+    Breaker::builder()
+        .consecutive_failures(1)
+        .on_transition(act)
+        .on_transition(move |t| {
+            heard
+                .lock()
+                .unwrap()
+                .push((name, t.from, t.to, t.generation))
+        })
+        .build()
+        .unwrap()
+}
+
+/// Calls `action` on the breaker in `cell` once there is one.
+fn on(cell: &Arc<std::sync::OnceLock<Arc<Breaker>>>, action: fn(&Breaker)) -> impl Fn() + use<> {
+    let cell = cell.clone();
+    move || {
+        if let Some(breaker) = cell.get() {
+            action(breaker);
+        }
+    }
+}
+
+#[test]
+fn a_transition_made_by_a_listener_reaches_the_later_listeners_after_the_one_they_hear() {
+    let heard = Heard::default();
+    let cell: Arc<std::sync::OnceLock<Arc<Breaker>>> = Arc::default();
+    let reset = on(&cell, Breaker::reset);
+    let breaker = Arc::new(listening("a", &heard, move |t| {
+        if t.to == State::Open {
+            reset();
+        }
+    }));
+    let _ = cell.set(breaker.clone());
+    breaker.try_acquire().unwrap().failure();
+    assert_eq!(breaker.state(), State::Closed);
+    assert_eq!(
+        *heard.lock().unwrap(),
+        [
+            ("a", State::Closed, State::Open, 1),
+            ("a", State::Open, State::Closed, 2)
+        ]
+    );
+}
+
+#[test]
+fn a_transition_made_by_a_listener_of_another_breaker_waits_for_the_one_it_follows() {
+    // a opens; its listener forces b open; b's listener resets a, while a's listeners are
+    // still hearing its opening.
+    let heard = Heard::default();
+    let (a_cell, b_cell): (Arc<std::sync::OnceLock<Arc<Breaker>>>, Arc<_>) = Default::default();
+    let (force_b, reset_a) = (
+        on(&b_cell, Breaker::force_open),
+        on(&a_cell, Breaker::reset),
+    );
+    let a = Arc::new(listening("a", &heard, move |t| {
+        if t.to == State::Open {
+            force_b();
+        }
+    }));
+    let b = Arc::new(listening("b", &heard, move |t| {
+        if t.to == State::ForcedOpen {
+            reset_a();
+        }
+    }));
+    let _ = (a_cell.set(a.clone()), b_cell.set(b.clone()));
+    a.try_acquire().unwrap().failure();
+    assert_eq!((a.state(), b.state()), (State::Closed, State::ForcedOpen));
+    assert_eq!(
+        *heard.lock().unwrap(),
+        [
+            ("b", State::Closed, State::ForcedOpen, 1),
+            ("a", State::Closed, State::Open, 1),
+            ("a", State::Open, State::Closed, 2)
+        ]
+    );
+}
+
+#[test]
+fn a_listener_that_panics_drops_the_transitions_held_back_behind_it() {
+    let heard = Heard::default();
+    let cell: Arc<std::sync::OnceLock<Arc<Breaker>>> = Arc::default();
+    let reset = on(&cell, Breaker::reset);
+    let breaker = Arc::new(listening("a", &heard, move |t| {
+        if t.to == State::Open {
+            reset();
+            panic!("a listener's own failure");
+        }
+    }));
+    let _ = cell.set(breaker.clone());
+    let permit = breaker.try_acquire().unwrap();
+    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| permit.failure()));
+    assert!(panicked.is_err());
+    assert_eq!(breaker.state(), State::Closed);
+    // The next transition is told alone, not after the one the panic cut off.
+    breaker.force_open();
+    assert_eq!(
+        *heard.lock().unwrap(),
+        [("a", State::Closed, State::ForcedOpen, 3)]
+    );
+}
+
 #[test]
 fn bad_configurations_name_the_field() {
     let cases: Vec<(hotbreaker::Builder, &str)> = vec![
