@@ -665,6 +665,27 @@ impl<C: Clock> Breaker<C> {
         Some(self.reject(State::Open, Some(open_for)))
     }
 
+    /// While half-open with a probe timeout: how long until every probe out has been out
+    /// longer than the timeout, so that the next call opens the breaker again. Nothing
+    /// announces that moment, so a waiter turned away as half-open sleeps no longer than
+    /// this. `None` in any other state, or with no probe timeout.
+    pub(crate) fn probes_time_out_in(&self) -> Option<Duration> {
+        let word = StateWord(self.control.state.load(Ordering::Acquire));
+        if word.state() != State::HalfOpen {
+            return None;
+        }
+        let timeout = self.settings().probe_timeout?;
+        let newest = self
+            .control
+            .newest_probe
+            .admitted_nanos(word.generation())?;
+        // `reopen_if_probes_timed_out` wants the age past the timeout, not at it.
+        let over_at = newest
+            .saturating_add(crate::clock::saturating_nanos(timeout))
+            .saturating_add(1);
+        Some(Duration::from_nanos(over_at.saturating_sub(self.now())))
+    }
+
     #[inline]
     fn reject(&self, state: State, retry_after: Option<Duration>) -> Rejected {
         Rejected::new(state, retry_after)

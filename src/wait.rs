@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 use crate::breaker::Breaker;
 use crate::clock::Clock;
 use crate::permit::{Permit, Rejected};
+use crate::state::State;
 use crate::sync::{AtomicU32, Ordering, wait_while_equal, wake_all};
 
 /// What waiters sleep on.
@@ -76,10 +77,22 @@ impl Drop for Blocked<'_> {
 }
 
 impl<C: Clock> Breaker<C> {
+    /// How long a waiter turned away with `rejected` may sleep before a call could be
+    /// admitted with no event to wake it: the open period's end, or, half-open, the moment
+    /// the probes out pass their timeout (the next call then opens the breaker again, and
+    /// the waiter waits for that period). `None`: only an event (a verdict, a reset) can.
+    fn may_admit_in(&self, rejected: &Rejected) -> Option<Duration> {
+        match rejected.state() {
+            State::HalfOpen => self.probes_time_out_in(),
+            _ => rejected.retry_after(),
+        }
+    }
+
     /// Waits up to `timeout` for a permit: while the breaker is open, until the open period
     /// ends (then this call may become the probe); while half-open with all probes out, until
-    /// a probe's verdict frees a place or closes the breaker; while forced open, until it is
-    /// reset. Blocks the thread (a futex wait on Linux, short sleeps elsewhere); returns as
+    /// a probe's verdict frees a place or closes the breaker, or until the probes pass their
+    /// [`probe_timeout`](crate::Builder::probe_timeout) and the open period after that ends;
+    /// while forced open, until it is reset. Blocks the thread (a futex wait on Linux, short sleeps elsewhere); returns as
     /// soon as it is admitted, and by its deadline otherwise.
     ///
     /// The deadline is measured on the system's monotonic clock, the open period on the
@@ -122,8 +135,8 @@ impl<C: Clock> Breaker<C> {
                 return Err(self.count_rejection(rejected));
             }
             let mut sleep = timeout - waited;
-            if let Some(open_for) = rejected.retry_after() {
-                sleep = sleep.min(open_for);
+            if let Some(ready_in) = self.may_admit_in(&rejected) {
+                sleep = sleep.min(ready_in);
             }
             wait_while_equal(&waiters.events, seen, sleep);
         }
@@ -249,8 +262,8 @@ mod async_wait {
                     return Err(self.count_rejection(rejected));
                 }
                 let mut wake_at = deadline;
-                if let Some(open_for) = rejected.retry_after() {
-                    wake_at = wake_at.min(now + open_for);
+                if let Some(ready_in) = self.may_admit_in(&rejected) {
+                    wake_at = wake_at.min(now + ready_in);
                 }
                 if slot.is_none() {
                     wake_at = wake_at.min(now + POLL_WITHOUT_SLOT);

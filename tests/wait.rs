@@ -104,6 +104,43 @@ fn a_reset_wakes_a_waiter_on_a_forced_open_breaker() {
     );
 }
 
+/// Half-open on the real clock, with a probe out that never ends and a probe timeout of 30 ms:
+/// nothing is announced when the probe passes its timeout.
+fn half_open_with_a_hung_probe_and_a_probe_timeout() -> Breaker {
+    let breaker = Breaker::builder()
+        .consecutive_failures(1)
+        .open_duration(Duration::from_millis(30))
+        .probe_timeout(Duration::from_millis(30))
+        .build()
+        .unwrap();
+    breaker.try_acquire().unwrap().failure();
+    let hung = breaker.acquire_timeout(LONG).expect("the probe");
+    std::mem::forget(hung);
+    breaker
+}
+
+#[test]
+fn a_waiter_wakes_when_the_probe_passes_its_timeout_and_probes_after_the_next_period() {
+    let breaker = Arc::new(half_open_with_a_hung_probe_and_a_probe_timeout());
+    let waiting = breaker.clone();
+    let admitted = waiter(move || waiting.acquire_timeout(LONG).map(|p| p.is_probe()));
+    assert_eq!(
+        admitted
+            .recv_timeout(GUARD)
+            .expect("the waiter slept through the probe timeout"),
+        Ok(true)
+    );
+}
+
+#[tokio::test]
+async fn an_async_waiter_wakes_when_the_probe_passes_its_timeout() {
+    let breaker = half_open_with_a_hung_probe_and_a_probe_timeout();
+    let admitted = tokio::time::timeout(GUARD, breaker.acquire_timeout_async(LONG))
+        .await
+        .expect("the waiter slept through the probe timeout");
+    assert!(admitted.expect("admitted").is_probe());
+}
+
 #[tokio::test]
 async fn an_async_waiter_is_woken_by_the_probes_verdict() {
     let breaker = std::sync::Arc::new(half_open_with_probe_out());
