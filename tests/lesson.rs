@@ -205,18 +205,19 @@ fn figure_reader_sees_numbers_dashes_and_skips_names() {
 fn committed_output_is_the_lessons_own() {
     let shared =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/seeds/000_lesson_model_output.txt");
-    match std::fs::read_to_string(&shared) {
-        Ok(original) => assert_eq!(
-            PUBLISHED,
-            original,
-            "tests/data/lesson_model_output.txt differs from {}",
+    // Missing is a failure, not a pass: the copy would then be checked against nothing.
+    let original = std::fs::read_to_string(&shared).unwrap_or_else(|error| {
+        panic!(
+            "{}: {error}; the tests need ../shared beside the repository",
             shared.display()
-        ),
-        Err(_) => eprintln!(
-            "{} not found: nothing to compare the copy with",
-            shared.display()
-        ),
-    }
+        )
+    });
+    assert_eq!(
+        PUBLISHED,
+        original,
+        "tests/data/lesson_model_output.txt differs from {}",
+        shared.display()
+    );
 }
 
 #[test]

@@ -266,3 +266,89 @@ fn new_flags_with_bad_input_are_errors_naming_the_flag() {
     ];
     assert_refused_naming(cases);
 }
+
+#[test]
+fn values_with_line_breaks_are_escaped_so_that_the_error_stays_one_line() {
+    let message = parse(&["--mode", "halt", "--rule", "none", "--seed", "1\n2"]).unwrap_err();
+    let shown = cli::one_line(&message);
+    assert!(!shown.contains('\n'), "{shown}");
+    assert!(shown.contains("--seed `1\\n2`"), "{shown}");
+    assert_eq!(cli::one_line("--plot `a\r\tb`"), "--plot `a\\r\\tb`");
+}
+
+#[cfg(unix)]
+#[test]
+fn an_argument_that_is_not_utf8_is_named_by_where_it_stands() {
+    use std::ffi::OsString;
+    use std::os::unix::ffi::OsStringExt;
+    let bad = OsString::from_vec(vec![b'1', 0xff]);
+    let args = |list: Vec<OsString>| cli::utf8_arguments(list).unwrap_err();
+    let after_seed = args(vec!["--seed".into(), bad.clone()]);
+    assert!(after_seed.contains("after --seed"), "{after_seed}");
+    assert!(!after_seed.contains('\n'));
+    assert!(args(vec![bad]).contains("first argument"));
+    assert_eq!(
+        cli::utf8_arguments(vec!["--seed".into(), "7".into()]),
+        Ok(vec!["--seed".to_string(), "7".to_string()])
+    );
+}
+
+#[test]
+fn the_healthy_mode_refuses_a_fault_round_it_would_not_use() {
+    assert_refused_naming(vec![(
+        vec![
+            "--mode",
+            "healthy",
+            "--rule",
+            "rate:0.5/20",
+            "--fault-at",
+            "5",
+        ],
+        "--fault-at",
+    )]);
+    assert!(
+        parse(&[
+            "--mode",
+            "partial",
+            "--rule",
+            "rate:0.5/20",
+            "--fault-at",
+            "5"
+        ])
+        .is_ok()
+    );
+}
+
+#[test]
+fn every_rate_above_zero_is_taken_and_minus_zero_is_zero() {
+    let Ok(Command::Custom(run)) = parse(&[
+        "--mode",
+        "slowdown",
+        "--rule",
+        "rate:0.5/20",
+        "--event-rate",
+        "1e-320",
+        "--tracking-rate",
+        "-0",
+        "--fail-p",
+        "-0",
+    ]) else {
+        panic!("refused");
+    };
+    assert_eq!(run.conditions.traffic.event_per_second, 1e-320);
+    let tracking = run.conditions.traffic.tracking_per_second;
+    assert!(tracking == 0.0 && tracking.is_sign_positive(), "{tracking}");
+    let fail_p = run.conditions.fault.failure_probability.unwrap();
+    assert!(fail_p == 0.0 && fail_p.is_sign_positive(), "{fail_p}");
+    assert_refused_naming(vec![(
+        vec![
+            "--mode",
+            "slowdown",
+            "--rule",
+            "rate:0.5/20",
+            "--event-rate",
+            "0",
+        ],
+        "--event-rate",
+    )]);
+}

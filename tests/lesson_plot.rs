@@ -265,6 +265,37 @@ fn the_plot_is_an_svg_with_the_state_band_and_the_lost_tracking_queries() {
 }
 
 #[test]
+fn the_fault_is_marked_where_it_starts_and_not_on_a_healthy_day() {
+    let dir = TempDir::new("fault-line");
+    let plotted = |mode: &str| {
+        let path = dir.0.join(format!("{mode}.svg"));
+        let printed = output(&[
+            "--mode",
+            mode,
+            "--rule",
+            "rate:0.5/20",
+            "--timing",
+            "realistic",
+            "--plot",
+            path.to_str().expect("a UTF-8 temp path"),
+        ])
+        .expect("the run and its plot");
+        let (_, texts) = parse_svg(&std::fs::read_to_string(&path).expect("written"));
+        let marks = texts
+            .iter()
+            .filter(|t| t.starts_with("fault starts"))
+            .count();
+        (printed, marks)
+    };
+    let (printed, marks) = plotted("halt");
+    assert!(printed.contains("from round 200:"), "{printed}");
+    assert!(marks > 0);
+    let (printed, marks) = plotted("healthy");
+    assert!(printed.contains("throughout:"), "{printed}");
+    assert_eq!(marks, 0);
+}
+
+#[test]
 fn a_plot_that_cannot_be_written_is_an_error_naming_the_flag() {
     let dir = TempDir::new("unwritable");
     let missing = dir.0.join("no-such-directory").join("plot.svg");

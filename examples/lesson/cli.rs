@@ -1,6 +1,7 @@
 //! Flag parsing: a pure function from the arguments to what to do, or a one-line complaint
 //! naming the flag.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use hotbreaker::{MAX_CONSECUTIVE, MAX_WINDOW};
@@ -35,8 +36,10 @@ the rules on the Pareto frontier of those two costs, and the one recommended.
                      (default 20260731)
   --slots N          1 to {MAX_SLOTS} (default 32)
   --rounds N         1 to {MAX_ROUNDS} (default 1200)
-  --fault-at N       the fault's first round, before the last (--rounds; default 200)
-  --json             one JSON object per run (per rule, for sweep) instead of tables
+  --fault-at N       the fault's first round, before the last (--rounds; default 200; not
+                     with --mode healthy, which has no fault)
+  --json             JSON instead of tables, one object per line: each run (for sweep: the
+                     setup, each rule, the recommendation)
   --plot FILE.svg    also draw the run, with and without the breaker, round by round: slots
                      held by each flow, tracking queries that found no slot, breaker state
                      (at most {MAX_PLOT_ROUNDS} rounds)
@@ -284,6 +287,13 @@ fn command(given: Given) -> Result<Command, String> {
              halt"
         ));
     }
+    if mode == Mode::Healthy && given.fault_at.is_some() {
+        return Err(
+            "--fault-at sets when the fault starts, and the healthy mode has none: pick partial, \
+             slowdown or halt"
+                .to_string(),
+        );
+    }
     if given.open_rounds.is_some() && rule == Rule::None {
         return Err(
             "--open-rounds sets how long the breaker stays open, and --rule none has no breaker"
@@ -472,10 +482,14 @@ enum RateFloor {
 fn parse_rate(flag: &str, text: &str, floor: RateFloor) -> Result<f64, String> {
     let (lowest_ok, range) = match floor {
         RateFloor::Zero => (0.0, format!("from 0 to {MAX_RATE}")),
-        RateFloor::AboveZero => (f64::MIN_POSITIVE, format!("above 0 and at most {MAX_RATE}")),
+        RateFloor::AboveZero => (0.0, format!("above 0 and at most {MAX_RATE}")),
     };
     match text.parse::<f64>() {
-        Ok(rate) if (lowest_ok..=MAX_RATE).contains(&rate) => Ok(rate),
+        Ok(rate) if floor == RateFloor::AboveZero && rate == 0.0 => Err(format!(
+            "{flag} `{text}`: expected requests per second, a number {range}"
+        )),
+        // `+ 0.0` reads -0 as the 0 it is, so that it is not echoed back as "-0".
+        Ok(rate) if (lowest_ok..=MAX_RATE).contains(&rate) => Ok(rate + 0.0),
         _ => Err(format!(
             "{flag} `{text}`: expected requests per second, a number {range}"
         )),
@@ -484,7 +498,7 @@ fn parse_rate(flag: &str, text: &str, floor: RateFloor) -> Result<f64, String> {
 
 fn parse_share(flag: &str, text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
-        Ok(share) if (0.0..=1.0).contains(&share) => Ok(share),
+        Ok(share) if (0.0..=1.0).contains(&share) => Ok(share + 0.0),
         _ => Err(format!("{flag} `{text}`: expected a number from 0 to 1")),
     }
 }
@@ -548,4 +562,38 @@ fn parse_rule(flag: &str, text: &str) -> Result<Rule, String> {
         return Ok(Rule::Rate { threshold, window });
     }
     Err(bad("expected none, consecutive:K or rate:T/W".to_string()))
+}
+
+/// The arguments as text; the error says where the one that is not UTF-8 stands.
+pub fn utf8_arguments(args: Vec<OsString>) -> Result<Vec<String>, String> {
+    let mut text = Vec::with_capacity(args.len());
+    for arg in args {
+        match arg.into_string() {
+            Ok(arg) => text.push(arg),
+            Err(arg) => {
+                let lossy = arg.to_string_lossy();
+                return Err(match text.last() {
+                    Some(before) => {
+                        format!("the argument after {before}, `{lossy}`, is not valid UTF-8")
+                    }
+                    None => format!("the first argument, `{lossy}`, is not valid UTF-8"),
+                });
+            }
+        }
+    }
+    Ok(text)
+}
+
+/// `message` with its control characters escaped (a value given with a line break), so that
+/// an error stays on one line.
+pub fn one_line(message: &str) -> String {
+    let mut line = String::with_capacity(message.len());
+    for c in message.chars() {
+        if c.is_control() {
+            line.extend(c.escape_default());
+        } else {
+            line.push(c);
+        }
+    }
+    line
 }

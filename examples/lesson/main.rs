@@ -16,24 +16,27 @@ use std::io::Write;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let args: Result<Vec<String>, _> = std::env::args_os()
-        .skip(1)
-        .map(|arg| arg.into_string())
-        .collect();
-    let Ok(args) = args else {
-        return fail("an argument is not valid UTF-8".to_string());
+    let args = match cli::utf8_arguments(std::env::args_os().skip(1).collect()) {
+        Ok(args) => args,
+        Err(message) => return fail(message),
     };
     let text = match cli::parse(args).and_then(execute::execute) {
         Ok(text) => text,
         Err(message) => return fail(message),
     };
-    // A closed pipe (`| head`) is not an error worth a message.
-    let _ = std::io::stdout().lock().write_all(text.as_bytes());
-    ExitCode::SUCCESS
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Ok(()) => ExitCode::SUCCESS,
+        // A closed pipe (`| head`) is not an error worth a message.
+        Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: writing the output: {error}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 /// Bad flags and values: one line naming the flag, exit code 2.
 fn fail(message: String) -> ExitCode {
-    eprintln!("error: {message}");
+    eprintln!("error: {}", cli::one_line(&message));
     ExitCode::from(2)
 }

@@ -281,14 +281,18 @@ pub fn custom_run(scenario: &Scenario, conditions: &Conditions, counts: &RunCoun
         Timing::Lesson => "lesson timing (the breaker hears a verdict as the call starts)",
         Timing::Realistic => "realistic timing (the breaker hears a verdict as the call ends)",
     };
+    // The healthy mode behaves the same from the first round; the others from the fault on.
+    let from = match scenario.mode {
+        Mode::Healthy => "throughout".to_string(),
+        _ => format!("from round {}", scenario.fault_at),
+    };
     format!(
         "conditions: {timing}; tracking queries {}/s holding {} rounds, status events {}/s; \
-         from round {}: a call fails with probability {}, holding {} rounds if it succeeds and \
-         {} if it fails\n{}",
+         {from}: a call fails with probability {}, holding {} rounds if it succeeds and {} if \
+         it fails\n{}",
         traffic.tracking_per_second,
         traffic.tracking_hold,
         traffic.event_per_second,
-        scenario.fault_at,
         fault.failure_probability,
         fault.success_hold,
         fault.failure_hold,

@@ -42,8 +42,8 @@ pub struct Panel<'a> {
 }
 
 /// The figure: legend, then one panel per trace. `slots` is the pool's size and `fault_at`
-/// the fault's first round.
-pub fn draw(panels: &[Panel<'_>], slots: usize, fault_at: u64) -> Result<String, String> {
+/// the fault's first round (none in the healthy mode).
+pub fn draw(panels: &[Panel<'_>], slots: usize, fault_at: Option<u64>) -> Result<String, String> {
     let height = LEGEND_HEIGHT + PANEL_HEIGHT * panels.len() as u32;
     let mut svg = String::new();
     {
@@ -107,7 +107,7 @@ fn draw_panel(
     area: &DrawingArea<SVGBackend<'_>, Shift>,
     panel: &Panel<'_>,
     slots: usize,
-    fault_at: u64,
+    fault_at: Option<u64>,
     most_no_slot: u32,
 ) -> Result<(), String> {
     let trace = panel.trace;
@@ -173,8 +173,8 @@ fn draw_panel(
             (FONT, 13).into_font().color(&INK),
         )])
         .map_err(failed)?;
-    let fault = fault_at as f64;
-    if fault < rounds {
+    if let Some(fault_at) = fault_at.filter(|&at| (at as f64) < rounds) {
+        let fault = fault_at as f64;
         chart
             .draw_series(LineSeries::new(
                 [(fault, 0.0), (fault, top)],

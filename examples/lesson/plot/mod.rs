@@ -8,7 +8,7 @@ use std::path::Path;
 
 use hotbreaker::ConfigError;
 
-use crate::model::{self, Conditions, Rule, RunCounts, Scenario, Timing};
+use crate::model::{self, Conditions, Mode, Rule, RunCounts, Scenario, Timing};
 
 use chart::Panel;
 use trace::Trace;
@@ -76,7 +76,9 @@ pub fn svg(
             trace: trace_with,
         },
     ];
-    chart::draw(&panels, scenario.slots, scenario.fault_at)
+    // The healthy mode has no fault to mark.
+    let fault_at = (scenario.mode != Mode::Healthy).then_some(scenario.fault_at);
+    chart::draw(&panels, scenario.slots, fault_at)
 }
 
 /// Writes the drawing; the error names the flag.
