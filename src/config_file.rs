@@ -85,11 +85,14 @@ pub(crate) mod duration {
     }
 }
 
-/// An optional duration in configuration files: absent, or a duration as in [`duration`].
+/// An optional duration in configuration files: absent or empty (`null`, `~`), or a duration
+/// as in [`duration`]. Empty means off, as it does for every other optional setting.
 #[cfg(feature = "serde")]
 pub(crate) mod optional_duration {
+    use std::fmt;
     use std::time::Duration;
 
+    use serde::de;
     use serde::{Deserializer, Serializer};
 
     pub(crate) fn serialize<S: Serializer>(
@@ -105,7 +108,29 @@ pub(crate) mod optional_duration {
     pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Option<Duration>, D::Error> {
-        super::duration::deserialize(deserializer).map(Some)
+        deserializer.deserialize_option(OptionalDurationVisitor)
+    }
+
+    struct OptionalDurationVisitor;
+
+    impl<'de> de::Visitor<'de> for OptionalDurationVisitor {
+        type Value = Option<Duration>;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a duration with its unit, such as \"30s\" or \"1m 30s\", or nothing")
+        }
+
+        fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+
+        fn visit_some<D: Deserializer<'de>>(self, inner: D) -> Result<Self::Value, D::Error> {
+            super::duration::deserialize(inner).map(Some)
+        }
     }
 }
 

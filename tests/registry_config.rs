@@ -395,9 +395,36 @@ fn an_empty_value_turns_a_setting_off_as_in_a_single_breakers_file() {
         (None, None, None)
     );
     // As a single breaker's file reads the same values.
-    let single =
-        Config::from_json_str(r#"{ "consecutive_failures": null, "stripes": null }"#).unwrap();
-    assert_eq!((single.consecutive_failures, single.stripes), (None, None));
+    let single = Config::from_json_str(
+        r#"{ "consecutive_failures": null, "stripes": null, "slow_call": null, "probe_timeout": null }"#,
+    )
+    .unwrap();
+    assert_eq!(
+        (
+            single.consecutive_failures,
+            single.stripes,
+            single.slow_call,
+            single.probe_timeout
+        ),
+        (None, None, None, None)
+    );
+    let single = Config::from_yaml_str("slow_call: ~\nprobe_timeout:\n").unwrap();
+    assert_eq!((single.slow_call, single.probe_timeout), (None, None));
+    // And in the defaults, which are read as a single breaker's settings are.
+    let defaults = RegistryConfig::from_json_str(
+        r#"{ "defaults": { "slow_call": null, "probe_timeout": null }, "breakers": { "a": {} } }"#,
+    )
+    .unwrap()
+    .config_for("a");
+    assert_eq!((defaults.slow_call, defaults.probe_timeout), (None, None));
+    // A duration given is still read, and a bad one still refused with its field.
+    let single = Config::from_yaml_str("slow_call: 250ms\n").unwrap();
+    assert_eq!(
+        single.slow_call,
+        Some(std::time::Duration::from_millis(250))
+    );
+    let err = Config::from_json_str(r#"{ "probe_timeout": 5 }"#).unwrap_err();
+    assert_eq!(err.field(), "probe_timeout", "{err}");
     for yaml in [
         "defaults: { consecutive_failures: 5 }\nbreakers:\n  a:\n    consecutive_failures:\n",
         "defaults: { consecutive_failures: 5 }\nbreakers:\n  a:\n    consecutive_failures: ~\n",
