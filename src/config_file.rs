@@ -237,6 +237,13 @@ mod file {
             // serde_yaml puts a path in front of its message, the field's or (for an unknown
             // field) its table's; the field is already named apart.
             let reason = one_line(without_path_prefix(reason, &field));
+            // serde names a repeated key in its message but puts the error at its table: the
+            // field is the key, under that table.
+            let field = match duplicate_field(&reason) {
+                Some(key) if field.is_empty() => key.to_owned(),
+                Some(key) => format!("{field}.{key}"),
+                None => field,
+            };
             let field = crate::config::printable(&field);
             ConfigFileError {
                 format,
@@ -285,6 +292,12 @@ mod file {
     /// control characters as escapes.
     fn one_line(text: &str) -> String {
         crate::config::printable(&text.split_whitespace().collect::<Vec<_>>().join(" "))
+    }
+
+    /// The key that serde's "duplicate field `key`" message names, if `reason` is one.
+    fn duplicate_field(reason: &str) -> Option<&str> {
+        let key = reason.strip_prefix("duplicate field `")?;
+        key.split_once('`').map(|(key, _)| key)
     }
 
     /// `message` without a leading `path: `, where `path` is `field` or a table it is in.
@@ -337,7 +350,19 @@ mod file {
     fn parse_toml<T: DeserializeOwned>(text: &str) -> Result<T, ConfigFileError> {
         let error = |field: String, error: &toml::de::Error| {
             let position = error.span().map(|span| position_of(text, span.start));
-            ConfigFileError::parse(Format::Toml, field, error.message(), position)
+            // The toml crate says "duplicate key" and points at it: name it, as the other
+            // formats do.
+            let key = error
+                .span()
+                .and_then(|span| text.get(span))
+                .filter(|_| error.message() == "duplicate key");
+            match key {
+                Some(key) => {
+                    let reason = format!("duplicate key `{}`", key.trim());
+                    ConfigFileError::parse(Format::Toml, field, &reason, position)
+                }
+                None => ConfigFileError::parse(Format::Toml, field, error.message(), position),
+            }
         };
         let deserializer = toml::Deserializer::parse(text).map_err(|e| error(String::new(), &e))?;
         serde_path_to_error::deserialize(deserializer)

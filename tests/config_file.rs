@@ -463,3 +463,33 @@ fn minimum_calls_out_of_range_is_named_by_its_path_in_the_file() {
     .unwrap_err();
     assert_eq!(err.field(), "failure_rate.minimum_calls", "{err}");
 }
+
+#[test]
+fn a_key_given_twice_is_refused_naming_it() {
+    let cases = [
+        (
+            Format::Json,
+            r#"{"failure_rate": {"threshold": 0.5, "window": 20, "threshold": 0.2}}"#,
+            "failure_rate.threshold",
+        ),
+        (
+            Format::Yaml,
+            "failure_rate:\n  threshold: 0.5\n  window: 20\n  threshold: 0.2\n",
+            "failure_rate.threshold",
+        ),
+        (
+            Format::Yaml,
+            "consecutive_failures: 5\nconsecutive_failures: 6\n",
+            "consecutive_failures",
+        ),
+    ];
+    for (format, text, field) in cases {
+        let err = Config::from_str_as(format, text).unwrap_err();
+        assert_eq!(err.field(), field, "{format}: {err}");
+    }
+    // The toml crate does not say where the key's table is; the message names the key.
+    let err =
+        Config::from_toml_str("consecutive_failures = 5\nconsecutive_failures = 6\n").unwrap_err();
+    assert!(err.to_string().contains("`consecutive_failures`"), "{err}");
+    assert_eq!(err.line(), Some(2));
+}
