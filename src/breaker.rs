@@ -1033,6 +1033,8 @@ impl<C: Clock> Breaker<C> {
     /// probes as after any opening. A breaker whose open period has ended but that no call
     /// has moved to half-open yet opens anew; one still in its open period, or forced, is left
     /// as it is. Returns whether this call opened it; listeners see [`Trigger::External`].
+    /// The period ends on the microsecond, as [`open_duration`](crate::Builder::open_duration)'s
+    /// does.
     ///
     /// # Errors
     ///
@@ -1328,8 +1330,13 @@ impl<C: Clock> Breaker<C> {
     }
 
     /// Replaces the configuration of a live breaker, keeping its state, its window and its
-    /// counters. New rules judge the failures the window already holds; the new open duration
-    /// applies from the next opening, the new probe limits from the next probe decision.
+    /// counters. New rules judge the failures the window and the run already hold, at the
+    /// next failure recorded: the reconfiguration itself trips nothing, even when what the
+    /// breaker holds already meets a new rule, and a success recorded first judges nothing
+    /// either (a success never does, once the window is full). The new open duration applies
+    /// from the next opening, the new probe limits from the next probe decision. A slow-call
+    /// limit switched on times the calls admitted after it; calls already out are judged by
+    /// their verdict alone.
     ///
     /// The window keeps whether it is still filling, which its generation decided: a rate
     /// rule added, or a window made longer, judges as a full window at once (its

@@ -84,6 +84,9 @@ impl<C: Clock> Builder<C> {
     }
 
     /// How long the breaker rejects calls after tripping, before it lets probes through.
+    ///
+    /// Open periods end on the microsecond: within a microsecond after they are due, never
+    /// before (a period of 1.5 µs from a whole microsecond ends after 2 µs).
     pub fn open_duration(mut self, duration: Duration) -> Self {
         self.config.open_duration = duration;
         self

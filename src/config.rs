@@ -211,8 +211,9 @@ pub struct Config {
     /// Trip after this many failures in a row.
     #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
     pub consecutive_failures: Option<usize>,
-    /// How long the breaker rejects calls after tripping. In a configuration file, a
-    /// human-readable duration such as `"30s"` or `"1m 30s"`.
+    /// How long the breaker rejects calls after tripping; the period ends within a
+    /// microsecond after it is due, never before. In a configuration file, a human-readable
+    /// duration such as `"30s"` or `"1m 30s"`.
     #[cfg_attr(feature = "serde", serde(with = "crate::config_file::duration"))]
     pub open_duration: Duration,
     /// Probe calls that may be out at once while half-open.

@@ -690,3 +690,21 @@ fn a_failure_from_two_to_the_fourteen_generations_ago_is_not_counted() {
         "one real failure tripped a run of 2"
     );
 }
+
+#[test]
+fn an_open_period_ends_on_the_microsecond_never_before_it_is_due() {
+    let clock = ManualClock::new();
+    let breaker = Breaker::builder()
+        .consecutive_failures(1)
+        .open_duration(Duration::from_nanos(1500))
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    breaker.try_acquire().unwrap().failure();
+    let rejected = breaker.try_acquire().unwrap_err();
+    assert_eq!(rejected.retry_after(), Some(Duration::from_micros(2)));
+    clock.advance(Duration::from_nanos(1500));
+    assert_eq!(breaker.state(), State::Open);
+    clock.advance(Duration::from_nanos(500));
+    assert_eq!(breaker.state(), State::HalfOpen);
+}
