@@ -238,6 +238,11 @@ impl<C: Clock> Builder<C> {
     /// do not count. A probe's admission reads the clock whether or not a timeout is set, so
     /// that one set by [`reconfigure`](Breaker::reconfigure) applies to probes already out.
     ///
+    /// The age checked is that of the newest probe admitted in the half-open period, which is
+    /// the youngest out while every ended probe's place is taken again. After `reconfigure`
+    /// lowers `half_open_probes`, the newest may have ended while older ones fill the places:
+    /// those are then given up on late, by up to one `timeout`, never early.
+    ///
     /// # Errors
     ///
     /// [`build`](Builder::build) refuses a timeout of zero (field `probe_timeout`).

@@ -14,7 +14,9 @@ use crate::sync::{Arc, AtomicU64, Ordering};
 /// Implementations return nanoseconds since an epoch of their choosing; only differences
 /// matter. Two readings from the same clock must never go backwards. A breaker counts its
 /// times from its clock's reading when it was built, and keeps them for about 8.9 years
-/// (2^48 microseconds) from there: a breaker left running longer no longer holds an opening.
+/// (2^48 microseconds) from there: a breaker left running longer no longer holds an opening,
+/// and gives up on every probe at once when a [`probe_timeout`](crate::Builder::probe_timeout)
+/// is set.
 ///
 /// # Examples
 ///

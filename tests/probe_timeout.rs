@@ -153,3 +153,35 @@ fn a_timeout_of_zero_is_refused() {
     assert_eq!(error.field(), "probe_timeout");
     assert!(error.to_string().contains("greater than 0"), "{error}");
 }
+
+#[test]
+fn after_the_probe_limit_is_lowered_the_older_probes_are_given_up_on_late_never_early() {
+    let clock = ManualClock::new();
+    let breaker = Breaker::builder()
+        .consecutive_failures(1)
+        .open_duration(Duration::from_secs(10))
+        .half_open_probes(2)
+        .probe_timeout(Duration::from_secs(2))
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    breaker.try_acquire().unwrap().failure();
+    clock.advance(Duration::from_secs(10));
+    let hung = breaker.try_acquire().unwrap();
+    clock.advance(Duration::from_secs(1));
+    let newest = breaker.try_acquire().unwrap();
+    clock.advance(Duration::from_millis(500));
+    newest.ignore();
+    breaker
+        .reconfigure(Config {
+            half_open_probes: 1,
+            ..breaker.config()
+        })
+        .unwrap();
+    // The hung probe is 2.5 s out, the newest admitted (ended) 1.5 s: timed from the newest.
+    clock.advance(Duration::from_secs(1));
+    assert_eq!(breaker.try_acquire().unwrap_err().state(), State::HalfOpen);
+    clock.advance(Duration::from_millis(501));
+    assert_eq!(breaker.try_acquire().unwrap_err().state(), State::Open);
+    drop(hung);
+}
