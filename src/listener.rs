@@ -1,6 +1,6 @@
 //! State-transition events, and the listeners that receive them.
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::time::Duration;
 
 use crate::state::State;
@@ -73,10 +73,20 @@ thread_local_cell! {
     /// The breakers (by address) whose listeners this thread is running; 0 is a free place.
     static TELLING: Cell<[usize; NESTED_BREAKERS]> = Cell::new([0; NESTED_BREAKERS]);
 }
+/// How many transitions made by listeners one thread can hold back at once. Past that, a
+/// transition is told at once, possibly before the one that led to it.
+const HELD_BACK_PLACES: usize = 8;
+
+/// Held-back transitions, oldest first, and free places (`None`) after them.
+type HeldBack = [Option<(usize, Transition)>; HELD_BACK_PLACES];
+
 thread_local_cell! {
     /// Transitions that a listener made on this thread while the breaker's listeners were
-    /// hearing an earlier one, held back until they have heard it: breaker and transition.
-    static HELD_BACK: RefCell<Vec<(usize, Transition)>> = RefCell::new(Vec::new());
+    /// hearing an earlier one, held back until they have heard it: breaker and transition. A
+    /// fixed array with no destructor, so that it is there until the thread's very end (a
+    /// transition made by another thread-local's destructor is held back like any other)
+    /// and holding back never allocates.
+    static HELD_BACK: Cell<HeldBack> = Cell::new([None; HELD_BACK_PLACES]);
 }
 
 /// Tells `listeners`, the listeners of the breaker at address `breaker`, of `transition`.
@@ -86,8 +96,8 @@ thread_local_cell! {
 /// hearing, so one thread's transitions would reach them out of order and a listener that
 /// keeps the last state (a gauge, a log) would end on the wrong one. So a transition made
 /// while this thread runs the breaker's listeners is held back and told after them, in the
-/// order made. It allocates only then. A panicking listener drops what was held back for its
-/// breaker, as it drops the rest of its own transition's telling.
+/// order made. A panicking listener drops what was held back for its breaker, as it drops
+/// the rest of its own transition's telling.
 pub(crate) fn tell(listeners: &[Listener], breaker: usize, transition: &Transition) {
     let tell_now = |transition: &Transition| {
         for listener in listeners {
@@ -98,11 +108,10 @@ pub(crate) fn tell(listeners: &[Listener], breaker: usize, transition: &Transiti
         return tell_now(transition);
     };
     if telling.contains(&breaker) {
-        let held = HELD_BACK.try_with(|held| held.borrow_mut().push((breaker, *transition)));
-        if held.is_ok() {
-            return;
+        if !hold_back(breaker, transition) {
+            tell_now(transition);
         }
-        return tell_now(transition);
+        return;
     }
     let Some(place) = telling.iter().position(|&running| running == 0) else {
         return tell_now(transition);
@@ -112,22 +121,47 @@ pub(crate) fn tell(listeners: &[Listener], breaker: usize, transition: &Transiti
     TELLING.with(|telling| telling.set(marked));
     let _done = DoneTelling { breaker, place };
     tell_now(transition);
-    let next_held_back = || {
-        HELD_BACK
-            .try_with(|held| {
-                let mut held = held.borrow_mut();
-                let index = held.iter().position(|&(of, _)| of == breaker)?;
-                Some(held.remove(index).1)
-            })
-            .ok()
-            .flatten()
-    };
-    while let Some(next) = next_held_back() {
+    while let Some(next) = take_held_back(breaker) {
         tell_now(&next);
     }
 }
 
-/// Frees a breaker's place in [`TELLING`] when its listeners are done, or have panicked.
+/// Holds `transition` of `breaker` back; whether there was a place for it.
+fn hold_back(breaker: usize, transition: &Transition) -> bool {
+    HELD_BACK
+        .try_with(|held| {
+            let mut places = held.get();
+            let Some(free) = places.iter().position(Option::is_none) else {
+                return false;
+            };
+            places[free] = Some((breaker, *transition));
+            held.set(places);
+            true
+        })
+        .unwrap_or(false)
+}
+
+/// The oldest transition held back for `breaker`, taken out.
+fn take_held_back(breaker: usize) -> Option<Transition> {
+    HELD_BACK
+        .try_with(|held| {
+            let mut places = held.get();
+            let index = places
+                .iter()
+                .position(|place| matches!(place, Some((of, _)) if *of == breaker))?;
+            let taken = places[index].map(|(_, transition)| transition);
+            // The later ones move up a place: oldest first, free places last.
+            places[index..].rotate_left(1);
+            places[HELD_BACK_PLACES - 1] = None;
+            held.set(places);
+            taken
+        })
+        .ok()
+        .flatten()
+}
+
+/// Frees a breaker's place in [`TELLING`] when its listeners are done, or have panicked, and
+/// drops what is still held back for it (only a panic leaves any).
 struct DoneTelling {
     breaker: usize,
     place: usize,
@@ -140,10 +174,6 @@ impl Drop for DoneTelling {
             marks[self.place] = 0;
             telling.set(marks);
         });
-        let _ = HELD_BACK.try_with(|held| {
-            if let Ok(mut held) = held.try_borrow_mut() {
-                held.retain(|&(of, _)| of != self.breaker);
-            }
-        });
+        while take_held_back(self.breaker).is_some() {}
     }
 }

@@ -496,6 +496,79 @@ fn a_transition_made_by_a_listener_of_another_breaker_waits_for_the_one_it_follo
 }
 
 #[test]
+fn a_breaker_told_inside_another_breakers_listener_keeps_its_own_order() {
+    // a opens; its listener forces b open; b's listener resets b, while a's listeners and
+    // b's are both running on this thread.
+    let heard = Heard::default();
+    let b_cell: Arc<std::sync::OnceLock<Arc<Breaker>>> = Arc::default();
+    let (force_b, reset_b) = (
+        on(&b_cell, Breaker::force_open),
+        on(&b_cell, Breaker::reset),
+    );
+    let a = listening("a", &heard, move |t| {
+        if t.to == State::Open {
+            force_b();
+        }
+    });
+    let b = Arc::new(listening("b", &heard, move |t| {
+        if t.to == State::ForcedOpen {
+            reset_b();
+        }
+    }));
+    let _ = b_cell.set(b.clone());
+    a.try_acquire().unwrap().failure();
+    assert_eq!(
+        *heard.lock().unwrap(),
+        [
+            ("b", State::Closed, State::ForcedOpen, 1),
+            ("b", State::ForcedOpen, State::Closed, 2),
+            ("a", State::Closed, State::Open, 1)
+        ]
+    );
+}
+
+#[test]
+fn a_transition_made_while_a_thread_exits_is_held_back_too() {
+    /// Forces its breaker open when the thread's locals are dropped.
+    struct ForceOpenOnExit(Arc<Breaker>);
+    impl Drop for ForceOpenOnExit {
+        fn drop(&mut self) {
+            self.0.force_open();
+        }
+    }
+    thread_local! {
+        static ON_EXIT: std::cell::RefCell<Option<ForceOpenOnExit>> =
+            const { std::cell::RefCell::new(None) };
+    }
+    let heard = Heard::default();
+    let cell: Arc<std::sync::OnceLock<Arc<Breaker>>> = Arc::default();
+    let reset = on(&cell, Breaker::reset);
+    let breaker = Arc::new(listening("a", &heard, move |t| {
+        if t.to == State::ForcedOpen {
+            reset();
+        }
+    }));
+    let _ = cell.set(breaker.clone());
+    let on_exit = breaker.clone();
+    std::thread::spawn(move || {
+        // Registered before the breaker's own thread-locals are first used.
+        ON_EXIT.with(|slot| *slot.borrow_mut() = Some(ForceOpenOnExit(on_exit.clone())));
+        on_exit.force_open();
+    })
+    .join()
+    .unwrap();
+    assert_eq!(
+        *heard.lock().unwrap(),
+        [
+            ("a", State::Closed, State::ForcedOpen, 1),
+            ("a", State::ForcedOpen, State::Closed, 2),
+            ("a", State::Closed, State::ForcedOpen, 3),
+            ("a", State::ForcedOpen, State::Closed, 4)
+        ]
+    );
+}
+
+#[test]
 fn a_listener_that_panics_drops_the_transitions_held_back_behind_it() {
     let heard = Heard::default();
     let cell: Arc<std::sync::OnceLock<Arc<Breaker>>> = Arc::default();
