@@ -1330,13 +1330,13 @@ impl<C: Clock> Breaker<C> {
     }
 
     /// Replaces the configuration of a live breaker, keeping its state, its window and its
-    /// counters. New rules judge the failures the window and the run already hold, at the
-    /// next failure recorded: the reconfiguration itself trips nothing, even when what the
-    /// breaker holds already meets a new rule, and a success recorded first judges nothing
-    /// either (a success never does, once the window is full). The new open duration applies
-    /// from the next opening, the new probe limits from the next probe decision. A slow-call
-    /// limit switched on times the calls admitted after it; calls already out are judged by
-    /// their verdict alone.
+    /// counters. New rules judge the failures the window and the run already hold at the
+    /// next call that is judged: any failure, or a success that brings a filling window to
+    /// its minimum. The reconfiguration itself trips nothing, even when what the breaker
+    /// holds already meets a new rule, and neither does a success in a full window. The new
+    /// open duration applies from the next opening, the new probe limits from the next probe
+    /// decision. A slow-call limit switched on times the calls admitted after it; calls
+    /// already out are judged by their verdict alone.
     ///
     /// The window keeps whether it is still filling, which its generation decided: a rate
     /// rule added, or a window made longer, judges as a full window at once (its

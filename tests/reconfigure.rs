@@ -46,6 +46,47 @@ fn a_lower_threshold_judges_the_failures_already_held() {
 }
 
 #[test]
+fn new_rules_judge_at_the_next_call_judged_not_at_the_reconfiguration() {
+    let lowered = |breaker: &Breaker<ManualClock>, minimum_calls| {
+        let config = Config {
+            failure_rate: Some(FailureRateConfig {
+                threshold: 0.3,
+                window: 10,
+                minimum_calls,
+            }),
+            ..breaker.config()
+        };
+        breaker.reconfigure(config).unwrap();
+    };
+    // A full window already over the new threshold: neither the reconfiguration nor a
+    // success trips; the next failure does.
+    let full = Breaker::builder()
+        .failure_rate(0.5, 10)
+        .clock(ManualClock::new())
+        .build()
+        .unwrap();
+    record(&full, "ssssssffff"); // 4 of 10
+    lowered(&full, None);
+    assert_eq!(full.state(), State::Closed);
+    record(&full, "s");
+    assert_eq!(full.state(), State::Closed);
+    record(&full, "f");
+    assert_eq!(full.state(), State::Open);
+    // A filling window: the success that brings it to its minimum is judged, and trips.
+    let filling = Breaker::builder()
+        .failure_rate(0.9, 10)
+        .minimum_calls(3)
+        .clock(ManualClock::new())
+        .build()
+        .unwrap();
+    record(&filling, "ff");
+    lowered(&filling, Some(3));
+    assert_eq!(filling.state(), State::Closed);
+    record(&filling, "s");
+    assert_eq!(filling.state(), State::Open);
+}
+
+#[test]
 fn the_state_survives_and_new_durations_apply_to_the_next_opening() {
     let clock = ManualClock::new();
     let breaker = Breaker::builder()
