@@ -765,6 +765,38 @@ fn a_failure_from_two_to_the_fourteen_generations_ago_is_not_counted() {
 }
 
 #[test]
+fn a_success_from_two_to_the_fourteen_generations_ago_does_not_age_the_window() {
+    // The run rule: the stale success must not end the run of one failure.
+    let (run, _) = breaker(|b| b.consecutive_failures(2));
+    let old = run.try_acquire().unwrap(); // generation 0
+    for _ in 0..1 << 14 {
+        run.reset(); // generation 16,384: the window's tag is the same
+    }
+    run.try_acquire().unwrap().failure();
+    old.success(); // stale
+    assert_eq!(run.metrics().consecutive_failures, 1);
+    run.try_acquire().unwrap().failure();
+    assert_eq!(run.state(), State::Open, "two failures in a row");
+
+    // The rate rule: the stale success must not forget the failure in a full window.
+    let (rate, _) = breaker(|b| b.failure_rate(1.0, 2));
+    let old = rate.try_acquire().unwrap();
+    for _ in 0..1 << 14 {
+        rate.reset();
+    }
+    record(&rate, "ssf");
+    old.success();
+    let metrics = rate.metrics();
+    assert_eq!((metrics.window_failures, metrics.window_calls), (1, 2));
+    record(&rate, "f");
+    assert_eq!(
+        rate.state(),
+        State::Open,
+        "the window holds two failures of two"
+    );
+}
+
+#[test]
 fn an_open_period_ends_on_the_microsecond_never_before_it_is_due() {
     let clock = ManualClock::new();
     let breaker = Breaker::builder()

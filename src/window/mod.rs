@@ -250,6 +250,11 @@ impl Window {
         // `count` is the count before this success if the stripe counts `generation`, and
         // 2^32 or more if not, while `quiet_below` is below 2^32. (The stripe is asked for as
         // an `Option`, not a `LocalStripe`: the enum's tag would be built and tested here.)
+        //
+        // The stripe's turn to check goes out of line too: forgetting changes the window,
+        // and the window word's tag is 14 bits, so only `word_for`, which asks the state
+        // word, can tell this generation from one 2^14 transitions older (a permit held
+        // that long, whose stripe still counts its generation).
         if WindowWord::is_dirty_for(raw, generation) {
             if let Some(stripe) = stripes.thread_stripe() {
                 let counted = stripe.window_successes.load(Ordering::Relaxed);
@@ -260,11 +265,6 @@ impl Window {
                     stripe
                         .window_successes
                         .store(counted + 1, Ordering::Relaxed);
-                    return true;
-                }
-                if let Ok(count) = u32::try_from(count) {
-                    // This generation's count, and the stripe's turn to check.
-                    self.store_aging_count(generation, stripes, stripe, count.wrapping_add(1));
                     return true;
                 }
             }
@@ -935,15 +935,24 @@ mod tests {
     #[test]
     fn an_aging_count_at_the_top_of_32_bits_wraps_within_its_generation() {
         let (window, stripes) = dirty_window_of_7();
+        let (_, _, settings) = window_of_four();
+        let settings = Swappable::new(settings);
         let stripe = own_stripe(&stripes);
-        // The highest count, and a hint that says the stripe's turn to check has not come:
-        // the quick path must still not add one into the generation's half of the word.
+        // The highest count, with a hint as high as it goes: the quick path must not add one
+        // into the generation's half of the word.
         let top = pack_stripe_count(7, u32::MAX);
         stripe.window_successes.store(top, Ordering::Relaxed);
         stripe
             .quiet_below
             .store(u64::from(u32::MAX), Ordering::Relaxed);
-        assert!(window.record_success_quickly(7, &stripes));
+        // The stripe's turn to check: the quick path declines, the slow path wraps.
+        assert!(!window.record_success_quickly(7, &stripes));
+        assert_eq!(
+            stripe_count(stripe.window_successes.load(Ordering::Relaxed)),
+            (7, u32::MAX)
+        );
+        let judged = window.record_success_slow(7, &stripes, stripes.local(), &settings, || true);
+        assert_eq!(judged, Judgement::Keep);
         let counted = stripe_count(stripe.window_successes.load(Ordering::Relaxed));
         assert_eq!(counted, (7, 0));
         assert!(window.record_success_quickly(7, &stripes));
