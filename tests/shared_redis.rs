@@ -265,6 +265,16 @@ fn windows_are_kept_one_per_instance_and_read_back() {
     let _ = raw.read(&mut reply).unwrap();
     let error = store.windows("db").unwrap_err();
     assert!(error.to_string().contains("garbage"), "{error}");
+    // The next window published drops it, and one with more failures than calls: otherwise
+    // every publish would keep them, and every read fail, for good.
+    raw.write_all(b"HSET hotbreaker:windows:db host-4 \"5 3 1\"\r\n")
+        .unwrap();
+    let _ = raw.read(&mut reply).unwrap();
+    assert!(store.windows("db").is_err());
+    store
+        .publish_window("db", &WindowShare::new("host-2:7", 0, 4, at))
+        .unwrap();
+    assert_eq!(store.windows("db").unwrap().len(), 2);
 
     let mut mixed = RedisStore::new(&server.address).windows_key_prefix("hotbreaker:open:");
     let error = mixed
@@ -355,6 +365,27 @@ fn windows_of_instances_long_gone_are_dropped_and_do_not_stop_window_sharing() {
     let report = follower.poll();
     assert!(report.errors.is_empty(), "{:?}", report.errors);
     assert_eq!(breaker.state(), State::Open, "6 failures of 10 in all");
+}
+
+#[test]
+fn a_deadline_key_holding_no_time_is_replaced_by_the_next_publish() {
+    let Some(server) = start_server(&[]) else {
+        return;
+    };
+    // Lua's `tonumber` reads "1e15" as a number; the store reads no time from it.
+    let mut raw = TcpStream::connect(&server.address).unwrap();
+    raw.write_all(b"SET hotbreaker:open:db 1e15\r\n").unwrap();
+    let mut reply = [0u8; 16];
+    let _ = raw.read(&mut reply).unwrap();
+    let mut store = RedisStore::new(&server.address);
+    assert!(store.open_until("db").is_err());
+    let until = SystemTime::now() + Duration::from_secs(30);
+    store.publish("db", until).unwrap();
+    let kept = store
+        .open_until("db")
+        .unwrap()
+        .expect("the deadline published");
+    assert!(kept > SystemTime::now(), "{kept:?}");
 }
 
 #[test]

@@ -9,9 +9,13 @@ use super::{OpeningStore, RECOVERY_AHEAD, StoreError, WindowShare, from_unix_mil
 
 /// Keeps the later time (a deadline, or a recovery) under a key, unless the one kept is more
 /// than `ARGV[3]` milliseconds later, and lets Redis forget it after `ARGV[2]` milliseconds.
-/// One script, so that two instances publishing at once cannot leave the earlier time.
+/// One script, so that two instances publishing at once cannot leave the earlier time. A kept
+/// value that is not digits alone is no time (`millis_at` refuses it too: Lua's `tonumber`
+/// would read `1e15`) and is replaced.
 const PUBLISH_SCRIPT: &str = "\
-local kept = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
+local raw = redis.call('GET', KEYS[1])
+local kept = 0
+if raw and string.match(raw, '^%d+$') then kept = tonumber(raw) end
 local new = tonumber(ARGV[1])
 if kept < new or kept - new > tonumber(ARGV[3]) then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
@@ -21,15 +25,18 @@ return 0";
 
 /// Sets one instance's window in a name's hash, drops the windows published before Unix
 /// millisecond `ARGV[4]` (instances long gone: each restart of a process named by host and
-/// process id adds one), and keeps the hash for `ARGV[3]` milliseconds after the latest
-/// window: one round trip.
+/// process id adds one) and the fields that are no window `windows` can read (written by
+/// something else: they would be there for good, as every publish keeps the hash, and each
+/// read would fail on them), and keeps the hash for
+/// `ARGV[3]` milliseconds after the latest window: one round trip.
 const WINDOW_SCRIPT: &str = "\
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 local cutoff = tonumber(ARGV[4])
 local fields = redis.call('HGETALL', KEYS[1])
 for i = 1, #fields, 2 do
-  local at = tonumber(string.match(fields[i + 1], '(%d+)$'))
-  if at ~= nil and at < cutoff then
+  local f, c, at = string.match(fields[i + 1], '^(%d+) (%d+) (%d+)$')
+  f, c, at = tonumber(f), tonumber(c), tonumber(at)
+  if at == nil or at < cutoff or f > c or c > 4294967295 then
     redis.call('HDEL', KEYS[1], fields[i])
   end
 end
