@@ -1330,20 +1330,37 @@ impl<C: Clock> Breaker<C> {
     }
 
     /// Replaces the configuration of a live breaker, keeping its state, its window and its
-    /// counters. New rules judge the failures the window and the run already hold at the
-    /// next call that is judged: any failure, or a success that brings a filling window to
-    /// its minimum. The reconfiguration itself trips nothing, even when what the breaker
-    /// holds already meets a new rule, and neither does a success in a full window. The new
-    /// open duration applies from the next opening, the new probe limits from the next probe
-    /// decision. A slow-call limit switched on times the calls admitted after it; calls
-    /// already out are judged by their verdict alone.
+    /// counters. The new open duration applies from the next opening, the new probe limits
+    /// from the next probe decision.
     ///
-    /// The window keeps whether it is still filling, which its generation decided: a rate
-    /// rule added, or a window made longer, judges as a full window at once (its
-    /// `minimum_calls` waits only in a window filling since it was cleared), and a window made
-    /// shorter while it fills is judged once, when it reaches the new minimum, over the
-    /// generation's first calls. For a changed window to fill again from empty, reconfigure
-    /// while the breaker is open, or [`reset`](Breaker::reset) it after reconfiguring.
+    /// New rules judge what the window and the run hold at the next call that is judged: any
+    /// failure, or a success that brings a filling window to its minimum or fills it. The
+    /// reconfiguration itself trips nothing, even when what the breaker holds already meets a
+    /// new rule, and neither does a success in a full window.
+    ///
+    /// What the window holds is what the old rules kept, so a changed rule sees the calls its
+    /// new form would have kept only where the two agree:
+    ///
+    /// - The window keeps whether it is still filling, which its generation decided: a rate
+    ///   rule added, or a window made longer, judges as a full window at once (its
+    ///   `minimum_calls` waits only in a window filling since it was cleared).
+    /// - A window made longer holds the failures the old one had not forgotten: those still in
+    ///   view (older than the old window's length too, while a newer failure kept them in
+    ///   view), and none once the old window had forgotten them all.
+    /// - While a window fills, the call that reaches the minimum and the call that fills the
+    ///   window judge the generation's first `minimum_calls` calls by the rule in force then:
+    ///   a threshold or a minimum lowered while it fills may trip on those first calls though
+    ///   the window's rate as a whole is below the new threshold. A window made shorter while
+    ///   it fills is judged once, when it reaches the new minimum.
+    /// - Whether a success counts in [`Metrics::successes`](crate::Metrics::successes)
+    ///   follows the `count_successes` in force when its permit was admitted.
+    /// - A slow-call limit switched on times the calls admitted after it; calls already out
+    ///   are judged by their verdict alone, except calls admitted under a limit that was
+    ///   switched off and on again while they were out: the new limit judges them.
+    ///
+    /// For judgements exactly by the new rules, reconfigure while the breaker is open, or
+    /// [`reset`](Breaker::reset) it after reconfiguring: the window then fills again from
+    /// empty.
     ///
     /// # Errors
     ///

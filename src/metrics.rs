@@ -13,9 +13,9 @@ use crate::state::State;
 pub struct Metrics {
     /// The state; an open breaker whose open period has ended reads as half-open.
     pub state: State,
-    /// Permits that ended in a success while the breaker counted them
-    /// ([`count_successes`](crate::Builder::count_successes)); `None` while it does not, which
-    /// is what keeps a healthy call free of writes.
+    /// Permits admitted while the breaker counted successes
+    /// ([`count_successes`](crate::Builder::count_successes)) that ended in a success; `None`
+    /// while it does not, which is what keeps a healthy call free of writes.
     pub successes: Option<u64>,
     /// Permits that ended in a failure, including panics during the call and slow calls.
     pub failures: u64,
