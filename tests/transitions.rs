@@ -440,17 +440,25 @@ fn on(cell: &Arc<std::sync::OnceLock<Arc<Breaker>>>, action: fn(&Breaker)) -> im
     }
 }
 
-#[test]
-fn a_transition_made_by_a_listener_reaches_the_later_listeners_after_the_one_they_hear() {
-    let heard = Heard::default();
+/// Breaker "a" (see `listening`) whose first listener resets it whenever it moves to `to`,
+/// then calls `after`.
+fn resetting_itself_on(to: State, heard: &Heard, after: fn()) -> Arc<Breaker> {
     let cell: Arc<std::sync::OnceLock<Arc<Breaker>>> = Arc::default();
     let reset = on(&cell, Breaker::reset);
-    let breaker = Arc::new(listening("a", &heard, move |t| {
-        if t.to == State::Open {
+    let breaker = Arc::new(listening("a", heard, move |t| {
+        if t.to == to {
             reset();
+            after();
         }
     }));
     let _ = cell.set(breaker.clone());
+    breaker
+}
+
+#[test]
+fn a_transition_made_by_a_listener_reaches_the_later_listeners_after_the_one_they_hear() {
+    let heard = Heard::default();
+    let breaker = resetting_itself_on(State::Open, &heard, || {});
     breaker.try_acquire().unwrap().failure();
     assert_eq!(breaker.state(), State::Closed);
     assert_eq!(
@@ -541,14 +549,7 @@ fn a_transition_made_while_a_thread_exits_is_held_back_too() {
             const { std::cell::RefCell::new(None) };
     }
     let heard = Heard::default();
-    let cell: Arc<std::sync::OnceLock<Arc<Breaker>>> = Arc::default();
-    let reset = on(&cell, Breaker::reset);
-    let breaker = Arc::new(listening("a", &heard, move |t| {
-        if t.to == State::ForcedOpen {
-            reset();
-        }
-    }));
-    let _ = cell.set(breaker.clone());
+    let breaker = resetting_itself_on(State::ForcedOpen, &heard, || {});
     let on_exit = breaker.clone();
     std::thread::spawn(move || {
         // Registered before the breaker's own thread-locals are first used.
@@ -571,15 +572,7 @@ fn a_transition_made_while_a_thread_exits_is_held_back_too() {
 #[test]
 fn a_listener_that_panics_drops_the_transitions_held_back_behind_it() {
     let heard = Heard::default();
-    let cell: Arc<std::sync::OnceLock<Arc<Breaker>>> = Arc::default();
-    let reset = on(&cell, Breaker::reset);
-    let breaker = Arc::new(listening("a", &heard, move |t| {
-        if t.to == State::Open {
-            reset();
-            panic!("a listener's own failure");
-        }
-    }));
-    let _ = cell.set(breaker.clone());
+    let breaker = resetting_itself_on(State::Open, &heard, || panic!("a listener's own failure"));
     let permit = breaker.try_acquire().unwrap();
     let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| permit.failure()));
     assert!(panicked.is_err());
