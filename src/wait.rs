@@ -92,8 +92,8 @@ impl<C: Clock> Breaker<C> {
     /// ends (then this call may become the probe); while half-open with all probes out, until
     /// a probe's verdict frees a place or closes the breaker, or until the probes pass their
     /// [`probe_timeout`](crate::Builder::probe_timeout) and the open period after that ends;
-    /// while forced open, until it is reset. Blocks the thread (a futex wait on Linux, short sleeps elsewhere); returns as
-    /// soon as it is admitted, and by its deadline otherwise.
+    /// while forced open, until it is reset. Blocks the thread (a futex wait on Linux, short
+    /// sleeps elsewhere); returns as soon as it is admitted, and by its deadline otherwise.
     ///
     /// The deadline is measured on the system's monotonic clock, the open period on the
     /// breaker's clock.
