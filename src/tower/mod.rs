@@ -342,8 +342,8 @@ pin_project! {
     /// that admitted it, or a rejection.
     ///
     /// Dropped before it completes, it gives the permit back without a verdict. A panic while
-    /// it polls the inner future, or while the classifier runs, counts as a failure (when the
-    /// future is dropped, which may be after something caught the panic).
+    /// it polls the inner future counts as a failure when the future is dropped, which may be
+    /// after something caught the panic; a panic of the classifier, as it unwinds.
     pub struct ResponseFuture<F, Cl, C: Clock> {
         #[pin]
         kind: Kind<F, Cl, C>,
