@@ -649,12 +649,7 @@ impl<C: Clock> Breaker<C> {
     /// that one's age is the youngest age of them all. The compare-and-swap is from `word`
     /// exactly: a probe that ended and one admitted since have changed its admission count.
     fn reopen_if_probes_timed_out(&self, word: StateWord, timeout: Duration) -> Option<Rejected> {
-        let newest = self
-            .control
-            .newest_probe
-            .admitted_nanos(word.generation())?;
-        let now = self.now();
-        if now.saturating_sub(newest) <= crate::clock::saturating_nanos(timeout) {
+        if self.now() < self.probes_timed_out_at(word, timeout)? {
             return None;
         }
         let (_, open_for) = self.open_from_for(
@@ -675,15 +670,23 @@ impl<C: Clock> Breaker<C> {
             return None;
         }
         let timeout = self.settings().probe_timeout?;
+        let over_at = self.probes_timed_out_at(word, timeout)?;
+        Some(Duration::from_nanos(over_at.saturating_sub(self.now())))
+    }
+
+    /// The breaker time from which every probe out in half-open `word` has been out longer
+    /// than `timeout` (past it, not at it), timed from the newest probe admitted; `None` if
+    /// none was recorded for the word's generation.
+    fn probes_timed_out_at(&self, word: StateWord, timeout: Duration) -> Option<u64> {
         let newest = self
             .control
             .newest_probe
             .admitted_nanos(word.generation())?;
-        // `reopen_if_probes_timed_out` wants the age past the timeout, not at it.
-        let over_at = newest
-            .saturating_add(crate::clock::saturating_nanos(timeout))
-            .saturating_add(1);
-        Some(Duration::from_nanos(over_at.saturating_sub(self.now())))
+        Some(
+            newest
+                .saturating_add(crate::clock::saturating_nanos(timeout))
+                .saturating_add(1),
+        )
     }
 
     #[inline]

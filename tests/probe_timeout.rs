@@ -181,7 +181,10 @@ fn after_the_probe_limit_is_lowered_the_older_probes_are_given_up_on_late_never_
     // The hung probe is 2.5 s out, the newest admitted (ended) 1.5 s: timed from the newest.
     clock.advance(Duration::from_secs(1));
     assert_eq!(breaker.try_acquire().unwrap_err().state(), State::HalfOpen);
-    clock.advance(Duration::from_millis(501));
+    // The timeout is passed, not reached: at 2 s from the newest it still waits.
+    clock.advance(Duration::from_millis(500));
+    assert_eq!(breaker.try_acquire().unwrap_err().state(), State::HalfOpen);
+    clock.advance(Duration::from_nanos(1));
     assert_eq!(breaker.try_acquire().unwrap_err().state(), State::Open);
     drop(hung);
 }
