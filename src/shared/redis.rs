@@ -27,8 +27,8 @@ return 0";
 /// millisecond `ARGV[4]` (instances long gone: each restart of a process named by host and
 /// process id adds one) and the fields that are no window `windows` can read (written by
 /// something else: they would be there for good, as every publish keeps the hash, and each
-/// read would fail on them), and keeps the hash for
-/// `ARGV[3]` milliseconds after the latest window: one round trip.
+/// read would fail on them), and keeps the hash for `ARGV[3]` milliseconds after the latest
+/// window: one round trip.
 const WINDOW_SCRIPT: &str = "\
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 local cutoff = tonumber(ARGV[4])
