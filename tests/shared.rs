@@ -4,7 +4,9 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
-use hotbreaker::shared::{MemoryStore, OpeningStore, SharedOpenings, StoreError, WindowShare};
+use hotbreaker::shared::{
+    MemoryStore, Opening, OpeningStore, SharedOpenings, StoreError, WindowShare,
+};
 use hotbreaker::{Breaker, ManualClock, Registry, State, Transition, Trigger};
 
 const OPEN: Duration = Duration::from_secs(30);
@@ -529,10 +531,10 @@ fn open_for_refuses_durations_it_cannot_keep() {
 struct Unreachable;
 
 impl OpeningStore for Unreachable {
-    fn publish(&mut self, _: &str, _: SystemTime) -> Result<(), StoreError> {
+    fn publish(&mut self, _: &str, _: Opening) -> Result<(), StoreError> {
         Err(StoreError::new("unreachable"))
     }
-    fn open_until(&mut self, _: &str) -> Result<Option<SystemTime>, StoreError> {
+    fn opening(&mut self, _: &str) -> Result<Option<Opening>, StoreError> {
         Err(StoreError::new("unreachable"))
     }
 }
@@ -656,4 +658,82 @@ fn a_recovery_from_a_clock_far_ahead_is_not_believed_and_an_honest_one_replaces_
     store.publish_recovery("db", SystemTime::now()).unwrap();
     let report = follow_b.poll();
     assert_eq!(report.ended, 1, "b ends the opening it applied: {report:?}");
+}
+
+#[test]
+fn an_opening_a_recovery_answered_is_not_applied_by_a_follower_that_comes_late() {
+    let store = MemoryStore::new();
+    let (a, c) = (instance(), instance());
+    let mut follow_a = follower(&store, &a);
+    trip(&a);
+    assert_eq!(follow_a.poll().published, 1);
+    a.breaker.reset(); // recovered before its deadline: an operator, a health check
+    next_millisecond();
+    assert_eq!(follow_a.poll().recoveries_published, 1);
+
+    // c starts following (a new process) while a's deadline is still ahead.
+    let mut follow_c = follower(&store, &c);
+    let report = follow_c.poll();
+    assert_eq!(report.opened, 0, "a's opening was answered: {report:?}");
+    assert_eq!(c.breaker.state(), State::Closed);
+}
+
+#[test]
+fn a_new_opening_replaces_an_answered_one_even_if_it_ends_sooner() {
+    let store = MemoryStore::new();
+    let (a, b, c) = (instance_open_for(2 * OPEN), instance(), instance());
+    let (mut follow_a, mut follow_b) = (follower(&store, &a), follower(&store, &b));
+    let mut follow_c = follower(&store, &c);
+    trip(&a);
+    follow_a.poll(); // a's 60 s
+    assert_eq!(follow_c.poll().opened, 1);
+    a.breaker.reset();
+    next_millisecond();
+    assert_eq!(follow_a.poll().recoveries_published, 1);
+    assert_eq!(follow_c.poll().ended, 1, "c ends the opening it applied");
+    probe_succeeds(&c);
+
+    next_millisecond();
+    trip(&b); // a new failure, after the recovery: b's 30 s
+    assert_eq!(follow_b.poll().published, 1);
+    let report = follow_c.poll();
+    assert_eq!(report.opened, 1, "c follows b's new opening: {report:?}");
+    let left = c.breaker.try_acquire().unwrap_err().retry_after().unwrap();
+    assert!(
+        left <= OPEN,
+        "b's 30 s, not what was left of a's 60: {left:?}"
+    );
+}
+
+#[test]
+fn the_memory_store_lets_an_answered_opening_give_way_and_no_other() {
+    let mut store = MemoryStore::new();
+    // Whole milliseconds: what stores keep of a time.
+    let since_epoch = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH);
+    let now =
+        SystemTime::UNIX_EPOCH + Duration::from_millis(since_epoch.unwrap().as_millis() as u64);
+    let at = |millis: u64| now + Duration::from_millis(millis);
+    let long = Opening::new(now + 2 * OPEN, now);
+    let shorter = Opening::new(now + OPEN, at(10));
+    store.publish("db", long).unwrap();
+    store.publish("db", shorter).unwrap();
+    assert_eq!(store.opening("db").unwrap(), Some(long), "not answered");
+    store.publish_recovery("db", now).unwrap(); // the same millisecond: not after it
+    store.publish("db", shorter).unwrap();
+    assert_eq!(store.opening("db").unwrap(), Some(long));
+    store
+        .publish_recovery("db", now + Duration::from_secs(3600))
+        .unwrap(); // far ahead of the new opening's publisher: believed by no one
+    store.publish("db", shorter).unwrap();
+    assert_eq!(store.opening("db").unwrap(), Some(long));
+
+    let mut store = MemoryStore::new();
+    store.publish("db", long).unwrap();
+    store.publish_recovery("db", at(5)).unwrap();
+    store.publish("db", shorter).unwrap();
+    assert_eq!(
+        store.opening("db").unwrap(),
+        Some(shorter),
+        "answered at 5 ms"
+    );
 }

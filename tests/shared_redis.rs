@@ -12,7 +12,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use hotbreaker::shared::{OpeningStore, RedisStore, SharedOpenings, WindowShare};
+use hotbreaker::shared::{Opening, OpeningStore, RedisStore, SharedOpenings, WindowShare};
 use hotbreaker::{Breaker, State};
 
 /// A `redis-server` of this test's own, killed when dropped.
@@ -106,6 +106,19 @@ fn two_instances_share_an_opening_through_redis() {
     );
 }
 
+/// Unix milliseconds: what the store keeps of a time.
+fn millis(t: SystemTime) -> u128 {
+    t.duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap()
+        .as_millis()
+}
+
+/// An opening until `until` from now, published now.
+fn opening_for(until: Duration) -> Opening {
+    let now = SystemTime::now();
+    Opening::new(now + until, now)
+}
+
 #[test]
 fn the_store_keeps_the_later_deadline_and_forgets_passed_ones() {
     let Some(server) = start_server(&[]) else {
@@ -113,30 +126,85 @@ fn the_store_keeps_the_later_deadline_and_forgets_passed_ones() {
     };
     let mut store = RedisStore::new(&server.address).key_prefix("test:");
     store.ping().unwrap();
-    let now = SystemTime::now();
-    let later = now + Duration::from_secs(60);
-    let sooner = now + Duration::from_secs(10);
+    let later = opening_for(Duration::from_secs(60));
+    let sooner = opening_for(Duration::from_secs(10));
     store.publish("db", later).unwrap();
     store.publish("db", sooner).unwrap();
-    let kept = store.open_until("db").unwrap().unwrap();
-    let millis = |t: SystemTime| {
-        t.duration_since(SystemTime::UNIX_EPOCH)
-            .unwrap()
-            .as_millis()
-    };
-    assert_eq!(millis(kept), millis(later));
-    assert_eq!(store.open_until("cache").unwrap(), None);
+    let kept = store.opening("db").unwrap().unwrap();
+    assert_eq!(
+        (millis(kept.until), millis(kept.published_at)),
+        (millis(later.until), millis(later.published_at))
+    );
+    assert_eq!(store.opening("cache").unwrap(), None);
     // A deadline already passed is not published; one that passes expires in Redis.
-    store.publish("gone", now - Duration::from_secs(1)).unwrap();
-    assert_eq!(store.open_until("gone").unwrap(), None);
+    let now = SystemTime::now();
     store
-        .publish("brief", SystemTime::now() + Duration::from_millis(30))
+        .publish("gone", Opening::new(now - Duration::from_secs(1), now))
+        .unwrap();
+    assert_eq!(store.opening("gone").unwrap(), None);
+    store
+        .publish("brief", opening_for(Duration::from_millis(30)))
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(10);
-    while store.open_until("brief").unwrap().is_some() {
+    while store.opening("brief").unwrap().is_some() {
         assert!(Instant::now() < deadline, "never expired");
         std::thread::sleep(Duration::from_millis(10));
     }
+}
+
+#[test]
+fn an_opening_answered_by_a_recovery_gives_way_to_a_new_one_that_ends_sooner() {
+    let Some(server) = start_server(&[]) else {
+        return;
+    };
+    let mut store = RedisStore::new(&server.address);
+    let now = SystemTime::now();
+    let long = Opening::new(now + Duration::from_secs(60), now);
+    store.publish("db", long).unwrap();
+    // Not answered: a shorter one does not replace it.
+    let shorter = Opening::new(
+        now + Duration::from_secs(10),
+        now + Duration::from_millis(10),
+    );
+    store.publish("db", shorter).unwrap();
+    assert_eq!(
+        millis(store.opening("db").unwrap().unwrap().until),
+        millis(long.until)
+    );
+    // A recovery stamped before it was published does not answer it either.
+    store
+        .publish_recovery("db", now - Duration::from_millis(5))
+        .unwrap();
+    store.publish("db", shorter).unwrap();
+    assert_eq!(
+        millis(store.opening("db").unwrap().unwrap().until),
+        millis(long.until)
+    );
+    // A recovery after it does: the next opening is kept, however soon it ends.
+    store
+        .publish_recovery("db", now + Duration::from_millis(20))
+        .unwrap();
+    let new = Opening::new(
+        now + Duration::from_secs(10),
+        now + Duration::from_millis(30),
+    );
+    store.publish("db", new).unwrap();
+    let kept = store.opening("db").unwrap().unwrap();
+    assert_eq!(
+        (millis(kept.until), millis(kept.published_at)),
+        (millis(new.until), millis(new.published_at))
+    );
+    // And a recovery stamped far ahead of the new opening's publisher answers nothing.
+    let mut other = RedisStore::new(&server.address).key_prefix("other:");
+    other.publish("db", long).unwrap();
+    other
+        .publish_recovery("db", now + Duration::from_secs(3600))
+        .unwrap();
+    other.publish("db", new).unwrap();
+    assert_eq!(
+        millis(other.opening("db").unwrap().unwrap().until),
+        millis(long.until)
+    );
 }
 
 #[test]
@@ -145,11 +213,6 @@ fn recoveries_keep_the_later_time_under_keys_of_their_own() {
         return;
     };
     let mut store = RedisStore::new(&server.address).key_prefix("test:");
-    let millis = |t: SystemTime| {
-        t.duration_since(SystemTime::UNIX_EPOCH)
-            .unwrap()
-            .as_millis()
-    };
     assert_eq!(store.recovered_at("db").unwrap(), None);
     let now = SystemTime::now();
     store.publish_recovery("db", now).unwrap();
@@ -162,25 +225,27 @@ fn recoveries_keep_the_later_time_under_keys_of_their_own() {
         millis(now),
         "the later recovery is kept"
     );
-    assert_eq!(store.open_until("db").unwrap(), None, "no deadline written");
-    let until = now + Duration::from_secs(60);
-    store.publish("db", until).unwrap();
+    assert_eq!(store.opening("db").unwrap(), None, "no opening written");
+    let opening = Opening::new(now + Duration::from_secs(60), now);
+    store.publish("db", opening).unwrap();
     assert_eq!(
         millis(store.recovered_at("db").unwrap().unwrap()),
         millis(now)
     );
     assert_eq!(
-        millis(store.open_until("db").unwrap().unwrap()),
-        millis(until)
+        millis(store.opening("db").unwrap().unwrap().until),
+        millis(opening.until)
     );
 
-    // Two prefixes that are the same would mix recoveries and deadlines: refused by name.
+    // Two prefixes that are the same would mix recoveries and openings: refused by name.
     let mut mixed = RedisStore::new(&server.address)
         .key_prefix("same:")
         .recovery_key_prefix("same:");
     let error = mixed.publish_recovery("db", now).unwrap_err();
     assert!(error.to_string().contains("recovery_key_prefix"), "{error}");
     assert!(mixed.recovered_at("db").is_err());
+    let error = mixed.publish("db", opening).unwrap_err();
+    assert!(error.to_string().contains("recovery_key_prefix"), "{error}");
 }
 
 #[test]
@@ -289,7 +354,7 @@ fn a_password_is_sent_and_a_wrong_one_is_an_error() {
         return;
     };
     let mut without = RedisStore::new(&server.address);
-    let err = without.open_until("db").unwrap_err();
+    let err = without.opening("db").unwrap_err();
     assert!(err.to_string().contains("NOAUTH"), "{err}");
     let mut wrong = RedisStore::new(&server.address).password("nope");
     assert!(wrong.ping().is_err());
@@ -322,7 +387,7 @@ fn a_server_that_goes_away_is_an_error_and_the_store_reconnects() {
     let mut reply = [0; 5];
     std::io::Read::read_exact(&mut raw, &mut reply).unwrap();
     assert_eq!(&reply, b"+OK\r\n");
-    let err = store.open_until("db").unwrap_err();
+    let err = store.opening("db").unwrap_err();
     assert!(err.to_string().contains("hotbreaker:open:db"), "{err}");
 }
 
@@ -368,24 +433,27 @@ fn windows_of_instances_long_gone_are_dropped_and_do_not_stop_window_sharing() {
 }
 
 #[test]
-fn a_deadline_key_holding_no_time_is_replaced_by_the_next_publish() {
+fn an_opening_key_holding_no_opening_is_replaced_by_the_next_publish() {
     let Some(server) = start_server(&[]) else {
         return;
     };
-    // Lua's `tonumber` reads "1e15" as a number; the store reads no time from it.
+    // Lua's `tonumber` reads "1e15" as a number; the store reads no opening from it, nor from
+    // a deadline alone.
     let mut raw = TcpStream::connect(&server.address).unwrap();
-    raw.write_all(b"SET hotbreaker:open:db 1e15\r\n").unwrap();
-    let mut reply = [0u8; 16];
-    let _ = raw.read(&mut reply).unwrap();
     let mut store = RedisStore::new(&server.address);
-    assert!(store.open_until("db").is_err());
-    let until = SystemTime::now() + Duration::from_secs(30);
-    store.publish("db", until).unwrap();
-    let kept = store
-        .open_until("db")
-        .unwrap()
-        .expect("the deadline published");
-    assert!(kept > SystemTime::now(), "{kept:?}");
+    for garbage in ["1e15 1", "99999999999999"] {
+        let command = format!("SET hotbreaker:open:db \"{garbage}\"\r\n");
+        raw.write_all(command.as_bytes()).unwrap();
+        let mut reply = [0u8; 16];
+        let _ = raw.read(&mut reply).unwrap();
+        let error = store.opening("db").unwrap_err();
+        assert!(error.to_string().contains(garbage), "{error}");
+        store
+            .publish("db", opening_for(Duration::from_secs(30)))
+            .unwrap();
+        let kept = store.opening("db").unwrap().expect("the opening published");
+        assert!(kept.until > SystemTime::now(), "{kept:?}");
+    }
 }
 
 #[test]
@@ -395,11 +463,6 @@ fn a_recovery_replaces_one_stamped_far_ahead() {
     };
     let mut store = RedisStore::new(&server.address);
     let now = SystemTime::now();
-    let millis = |at: SystemTime| {
-        at.duration_since(SystemTime::UNIX_EPOCH)
-            .unwrap()
-            .as_millis()
-    };
     store
         .publish_recovery("db", now + Duration::from_secs(3600))
         .unwrap();

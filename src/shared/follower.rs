@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime};
 
-use super::{OpeningStore, RECOVERY_AHEAD, StoreError, WindowShare, unix_millis};
+use super::{Opening, OpeningStore, RECOVERY_AHEAD, StoreError, WindowShare, unix_millis};
 use crate::breaker::Breaker;
 use crate::clock::Clock;
 use crate::config::{ConfigError, FailureRate, MAX_OPEN_DURATION};
@@ -104,18 +104,18 @@ struct Entry {
     /// The generation this follower's last external opening made: not the breaker's own, so
     /// never published.
     external_generation: Option<u32>,
-    /// The latest remote deadline applied, in Unix milliseconds: applied once.
-    applied_until: u64,
+    /// The last remote opening applied, or found answered by a recovery: dealt with once.
+    settled: Option<Opening>,
     /// When this follower last applied or extended the external opening, in Unix
     /// milliseconds: only a recovery recorded after it ends the opening early.
     applied_at: u64,
     /// The latest opening of the breaker this follower knows of (published or applied) whose
     /// recovery it has not published yet: a closed state after it is one to publish.
     recovery_due: Option<u32>,
-    /// The latest remote deadline read while the breaker was in an opening of its own, in
-    /// Unix milliseconds: published before the breaker closed again, so older news than the
-    /// probe that closed it, and not applied once it is closed.
-    seen_while_open: u64,
+    /// When this follower last saw the breaker in an opening of its own, in Unix
+    /// milliseconds: a remote opening published before then is older news than the probe
+    /// that closed the breaker after it, and is not applied once it is closed.
+    own_opening_seen_at: u64,
 }
 
 impl Entry {
@@ -127,10 +127,10 @@ impl Entry {
             published_generation: None,
             published_until: 0,
             external_generation: None,
-            applied_until: 0,
+            settled: None,
             applied_at: 0,
             recovery_due: None,
-            seen_while_open: 0,
+            own_opening_seen_at: 0,
         }
     }
 }
@@ -407,8 +407,9 @@ impl<S: OpeningStore> SharedOpenings<S> {
         {
             return Ok(());
         }
-        let until = SystemTime::now() + remaining;
-        store.publish(&entry.name, until)?;
+        let now = SystemTime::now();
+        let until = now + remaining;
+        store.publish(&entry.name, Opening::new(until, now))?;
         entry.published_generation = Some(generation);
         entry.published_until = entry.published_until.max(unix_millis(until));
         entry.recovery_due = Some(generation);
@@ -525,17 +526,20 @@ impl<S: OpeningStore> SharedOpenings<S> {
         wait_for_probe: Duration,
         report: &mut PollReport,
     ) -> Result<(), StoreError> {
-        let Some(until) = store.open_until(&entry.name)? else {
-            return Ok(());
-        };
-        let until_millis = unix_millis(until);
         let own_opening = entry
             .breaker
             .current_opening()
             .is_some_and(|(generation, _)| Some(generation) != entry.external_generation);
         if own_opening {
-            entry.seen_while_open = entry.seen_while_open.max(until_millis);
+            entry.own_opening_seen_at = unix_millis(SystemTime::now());
         }
+        let Some(opening) = store.opening(&entry.name)? else {
+            return Ok(());
+        };
+        if entry.settled == Some(opening) {
+            return Ok(()); // applied already, or answered
+        }
+        let until_millis = unix_millis(opening.until);
         let closed = entry.breaker.closed_generation();
         let closed_since_ours = match (closed, entry.published_generation) {
             (Some(closed), Some(published)) => comes_after(closed, published),
@@ -548,19 +552,26 @@ impl<S: OpeningStore> SharedOpenings<S> {
                 .published_until
                 .saturating_add(SAME_FAILURE.as_millis() as u64)
         };
-        let seen_before_closing = if closed.is_some() {
-            entry.seen_while_open
-        } else {
-            0
-        };
-        if until_millis <= ours.max(entry.applied_until).max(seen_before_closing) {
-            return Ok(()); // ours, applied already, or older than the probe that closed it
+        if until_millis <= ours {
+            return Ok(()); // this instance's own failure, or the same one seen by another
         }
-        let Ok(remaining) = until.duration_since(SystemTime::now()) else {
+        if closed.is_some() && unix_millis(opening.published_at) <= entry.own_opening_seen_at {
+            return Ok(()); // older than the probe that closed the breaker after its own opening
+        }
+        let Ok(remaining) = opening.until.duration_since(SystemTime::now()) else {
             return Ok(()); // passed while it travelled
         };
         if remaining < SHORTEST_OPENING {
             return Ok(());
+        }
+        // Asked only of news that would be applied: a recovery after its publish time means
+        // the dependency answered someone since (this follower may have come late to it).
+        if let Some(recovered) = store.recovered_at(&entry.name)? {
+            let believable = SystemTime::now() + RECOVERY_AHEAD;
+            if recovered <= believable && opening.is_answered_by(recovered) {
+                entry.settled = Some(opening);
+                return Ok(());
+            }
         }
         let hold = remaining
             .saturating_add(wait_for_probe)
@@ -569,17 +580,17 @@ impl<S: OpeningStore> SharedOpenings<S> {
         // The opening applied before, still running: a later deadline makes it longer.
         if let Some(external) = entry.external_generation {
             if entry.breaker.extend_opening(external, hold) {
-                entry.applied_until = until_millis;
+                entry.settled = Some(opening);
                 entry.applied_at = now;
                 report.extended += 1;
                 return Ok(());
             }
         }
-        // A breaker still in an open period of its own is left to it, and tried again at the
-        // next poll: the remote deadline may outlast it.
+        // A breaker still in an open period (its own, or the one applied before, which ends
+        // later) is left to it, and tried again at the next poll: this deadline may outlast it.
         if let Some(generation) = entry.breaker.open_externally(hold) {
             entry.external_generation = Some(generation);
-            entry.applied_until = until_millis;
+            entry.settled = Some(opening);
             entry.applied_at = now;
             entry.recovery_due = Some(generation);
             report.opened += 1;

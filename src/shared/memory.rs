@@ -4,17 +4,20 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use super::{OpeningStore, RECOVERY_AHEAD, StoreError, WindowShare, from_unix_millis, unix_millis};
+use super::{
+    Opening, OpeningStore, RECOVERY_AHEAD, StoreError, WindowShare, from_unix_millis, unix_millis,
+};
 use crate::sync::Swappable;
 
-/// Deadlines, recoveries and windows kept in this process. Clones share them, so each instance (a
+/// Openings, recoveries and windows kept in this process. Clones share them, so each instance (a
 /// [`SharedOpenings`](super::SharedOpenings)) takes a clone.
 ///
 /// Lock-free: a publish replaces the whole map by compare-and-swap, which suits names that
 /// number in the tens and openings that come seconds apart.
 #[derive(Clone)]
 pub struct MemoryStore {
-    deadlines: Arc<Swappable<HashMap<String, u64>>>,
+    /// Per name, the opening kept: its deadline and publish time, in Unix milliseconds.
+    openings: Arc<Swappable<HashMap<String, (u64, u64)>>>,
     recoveries: Arc<Swappable<HashMap<String, u64>>>,
     /// Per name, each instance's latest window.
     windows: Arc<Swappable<WindowsByName>>,
@@ -22,7 +25,6 @@ pub struct MemoryStore {
 
 type WindowsByName = HashMap<String, BTreeMap<String, WindowShare>>;
 
-/// Keeps the later of the time kept for `name` and `millis`.
 /// Keeps `millis` under `name` unless a later time is kept, no more than `ahead` later.
 fn keep_later(times: &Swappable<HashMap<String, u64>>, name: &str, millis: u64, ahead: u64) {
     times.update(|current| {
@@ -42,7 +44,7 @@ impl MemoryStore {
     /// An empty store.
     pub fn new() -> Self {
         MemoryStore {
-            deadlines: Arc::new(Swappable::new(HashMap::new())),
+            openings: Arc::new(Swappable::new(HashMap::new())),
             recoveries: Arc::new(Swappable::new(HashMap::new())),
             windows: Arc::new(Swappable::new(HashMap::new())),
         }
@@ -58,25 +60,44 @@ impl Default for MemoryStore {
 impl std::fmt::Debug for MemoryStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("MemoryStore")
-            .field("names", &self.deadlines.load().len())
+            .field("names", &self.openings.load().len())
             .finish()
     }
 }
 
 impl OpeningStore for MemoryStore {
-    fn publish(&mut self, name: &str, until: SystemTime) -> Result<(), StoreError> {
-        keep_later(&self.deadlines, name, unix_millis(until), u64::MAX);
+    fn publish(&mut self, name: &str, opening: Opening) -> Result<(), StoreError> {
+        let until = unix_millis(opening.until);
+        let published_at = unix_millis(opening.published_at);
+        // The recovery is read before the openings change: one published meanwhile is not
+        // seen, and the later deadline is kept, as if it had come after this opening.
+        let recovered = self.recoveries.load().get(name).copied();
+        let believable = published_at.saturating_add(RECOVERY_AHEAD.as_millis() as u64);
+        self.openings.update(|current| {
+            if let Some(&(kept_until, kept_published_at)) = current.get(name) {
+                let answered =
+                    recovered.is_some_and(|at| at > kept_published_at && at <= believable);
+                if kept_until >= until && !answered {
+                    return None; // a later opening, still unanswered, is kept
+                }
+            }
+            let mut next = HashMap::clone(current);
+            next.insert(name.to_owned(), (until, published_at));
+            Some(next)
+        });
         Ok(())
     }
 
-    fn open_until(&mut self, name: &str) -> Result<Option<SystemTime>, StoreError> {
+    fn opening(&mut self, name: &str) -> Result<Option<Opening>, StoreError> {
         let now = unix_millis(SystemTime::now());
         Ok(self
-            .deadlines
+            .openings
             .load()
             .get(name)
-            .filter(|&&until| until > now)
-            .map(|&until| from_unix_millis(until)))
+            .filter(|&&(until, _)| until > now)
+            .map(|&(until, published_at)| {
+                Opening::new(from_unix_millis(until), from_unix_millis(published_at))
+            }))
     }
 
     fn publish_recovery(&mut self, name: &str, at: SystemTime) -> Result<(), StoreError> {

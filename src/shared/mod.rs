@@ -7,13 +7,15 @@
 //! it is polled (from a thread of its own with [`SharedOpenings::spawn_polling`], or from the
 //! caller's own timer with [`SharedOpenings::poll`]):
 //!
-//! 1. reads each name's deadline back from an [`OpeningStore`], and opens a closed or
-//!    half-open breaker until it ([`Breaker::open_for`](crate::Breaker::open_for),
+//! 1. reads each name's opening back from an [`OpeningStore`], and opens a closed or
+//!    half-open breaker until its deadline ([`Breaker::open_for`](crate::Breaker::open_for),
 //!    [`Trigger::External`](crate::Trigger::External)), or makes the opening it applied before
-//!    longer. Not a deadline that ends within a second of one this instance published while
+//!    longer. Not an opening that ends within a second of one this instance published while
 //!    its breaker has not closed since: that is the same failure seen by two instances that
-//!    tripped at about the same time. Nor, while the breaker is closed, one it read during an
-//!    opening of its own: the probe that closed it came later than that deadline's news;
+//!    tripped at about the same time. Nor, while the breaker is closed, one published before
+//!    this follower last saw the breaker in an opening of its own: the probe that closed it
+//!    came later than that news. Nor one that a recovery recorded after its publish time has
+//!    answered: the dependency answered someone since (this follower may have come late);
 //! 2. ends an opening it applied from the store early when the store records a recovery made
 //!    after it applied it ([`Breaker::end_open_period`](crate::Breaker::end_open_period)):
 //!    the breaker's next call probes. A recovery stamped more than a second ahead of this
@@ -22,8 +24,9 @@
 //!    and opens a breaker that is still closed if the fresh windows of all instances, added
 //!    up, meet its rule;
 //! 4. publishes every opening a followed breaker made by itself (a trip, a failed probe, or
-//!    step 3) as a wall-clock deadline under the breaker's name; the store keeps the later of
-//!    two deadlines (and of two recoveries);
+//!    step 3) as a wall-clock deadline and publish time under the breaker's name; the store
+//!    keeps the opening that ends later, unless the one it keeps is answered by a recovery
+//!    (then the new one, whenever it ends), and the later of two recoveries;
 //! 5. publishes a recovery when a followed breaker has closed since its last opening (its
 //!    probe succeeded, or it was reset).
 //!
@@ -85,27 +88,30 @@ pub use redis::RedisStore;
 /// two machines that agree to within this much are taken to agree.
 pub const RECOVERY_AHEAD: Duration = Duration::from_secs(1);
 
-/// Where instances leave the deadlines of their openings, and the times they saw the
-/// dependency recover, for each other.
+/// Where instances leave their openings, and the times they saw the dependency recover, for
+/// each other.
 ///
-/// A deadline is wall-clock time ([`SystemTime`]), since instances on different machines share
-/// no other clock. Implementations must keep, per name, the latest deadline published, and
-/// may forget one once it has passed.
+/// Times are wall-clock times ([`SystemTime`]), since instances on different machines share no
+/// other clock. Implementations keep, per name, one [`Opening`]: the one with the later
+/// deadline of two, except that one *answered* by a recovery (the latest recovery recorded for
+/// the name, if the store keeps recoveries, is later than its publish time, and no more than
+/// [`RECOVERY_AHEAD`] ahead of the new one's) gives way to any new opening, whenever it ends.
+/// They may forget an opening once its deadline has passed.
 pub trait OpeningStore: Send {
-    /// Records that the dependency behind `name` is failing until `until`, unless a later
-    /// deadline is already recorded for it.
+    /// Records that the dependency behind `name` is failing until `opening.until`, unless the
+    /// opening already recorded for it ends later and is not answered by a recovery.
     ///
     /// # Errors
     ///
     /// A [`StoreError`] when the store cannot be reached or refuses the write.
-    fn publish(&mut self, name: &str, until: SystemTime) -> Result<(), StoreError>;
+    fn publish(&mut self, name: &str, opening: Opening) -> Result<(), StoreError>;
 
-    /// The deadline recorded for `name`, if there is one that has not passed.
+    /// The opening recorded for `name`, if there is one whose deadline has not passed.
     ///
     /// # Errors
     ///
     /// A [`StoreError`] when the store cannot be reached or answers something unexpected.
-    fn open_until(&mut self, name: &str) -> Result<Option<SystemTime>, StoreError>;
+    fn opening(&mut self, name: &str) -> Result<Option<Opening>, StoreError>;
 
     /// Records that an instance saw the dependency behind `name` recover at `at` (its breaker
     /// closed after an opening), unless a later recovery is already recorded for it. A
@@ -162,6 +168,35 @@ pub trait OpeningStore: Send {
     fn windows(&mut self, name: &str) -> Result<Vec<WindowShare>, StoreError> {
         let _ = name;
         Ok(Vec::new())
+    }
+}
+
+/// An opening as stores keep it: until when the dependency is taken to be failing, and when
+/// the instance that opened published it. A recovery recorded after that publish time
+/// *answers* it: the dependency answered someone since, so a follower that reads it only
+/// now does not apply it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct Opening {
+    /// When the opening ends, on the publisher's wall clock.
+    pub until: SystemTime,
+    /// When it was published, on the publisher's wall clock.
+    pub published_at: SystemTime,
+}
+
+impl Opening {
+    /// An opening until `until`, published at `published_at`.
+    pub fn new(until: SystemTime, published_at: SystemTime) -> Self {
+        Opening {
+            until,
+            published_at,
+        }
+    }
+
+    /// Whether a recovery recorded at `recovered` answers this opening: it is later than the
+    /// publish time, to the millisecond (the unit stores keep).
+    pub fn is_answered_by(&self, recovered: SystemTime) -> bool {
+        unix_millis(recovered) > unix_millis(self.published_at)
     }
 }
 

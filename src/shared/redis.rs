@@ -5,14 +5,16 @@ use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::{Duration, SystemTime};
 
-use super::{OpeningStore, RECOVERY_AHEAD, StoreError, WindowShare, from_unix_millis, unix_millis};
+use super::{
+    Opening, OpeningStore, RECOVERY_AHEAD, StoreError, WindowShare, from_unix_millis, unix_millis,
+};
 
-/// Keeps the later time (a deadline, or a recovery) under a key, unless the one kept is more
-/// than `ARGV[3]` milliseconds later, and lets Redis forget it after `ARGV[2]` milliseconds.
-/// One script, so that two instances publishing at once cannot leave the earlier time. A kept
-/// value that is not digits alone is no time (`millis_at` refuses it too: Lua's `tonumber`
-/// would read `1e15`) and is replaced.
-const PUBLISH_SCRIPT: &str = "\
+/// Keeps the later recovery under a key, unless the one kept is more than `ARGV[3]`
+/// milliseconds later, and lets Redis forget it after `ARGV[2]` milliseconds. One script, so
+/// that two instances publishing at once cannot leave the earlier time. A kept value that is
+/// not digits alone is no time (`millis_at` refuses it too: Lua's `tonumber` would read
+/// `1e15`) and is replaced.
+const RECOVERY_SCRIPT: &str = "\
 local raw = redis.call('GET', KEYS[1])
 local kept = 0
 if raw and string.match(raw, '^%d+$') then kept = tonumber(raw) end
@@ -22,6 +24,29 @@ if kept < new or kept - new > tonumber(ARGV[3]) then
   return 1
 end
 return 0";
+
+/// Keeps an opening, `until published_at` (`ARGV[1]`, `ARGV[2]`), under `KEYS[1]` for `ARGV[3]`
+/// milliseconds, unless the one kept ends later and is not answered: the recovery under
+/// `KEYS[2]` is later than the kept one's publish time, and no later than `ARGV[4]` (the new
+/// one's publish time and `RECOVERY_AHEAD`). One script, so that two instances publishing at
+/// once cannot leave the wrong one. A kept value that is no opening is replaced.
+const OPENING_SCRIPT: &str = "\
+local raw = redis.call('GET', KEYS[1])
+local until_kept, published_kept
+if raw then
+  local u, p = string.match(raw, '^(%d+) (%d+)$')
+  until_kept, published_kept = tonumber(u), tonumber(p)
+end
+if until_kept and until_kept >= tonumber(ARGV[1]) then
+  local recovered = redis.call('GET', KEYS[2])
+  local at = nil
+  if recovered and string.match(recovered, '^%d+$') then at = tonumber(recovered) end
+  if not (at and at > published_kept and at <= tonumber(ARGV[4])) then
+    return 0
+  end
+end
+redis.call('SET', KEYS[1], ARGV[1] .. ' ' .. ARGV[2], 'PX', ARGV[3])
+return 1";
 
 /// Sets one instance's window in a name's hash, drops the windows published before Unix
 /// millisecond `ARGV[4]` (instances long gone: each restart of a process named by host and
@@ -54,8 +79,9 @@ const RECOVERY_KEPT: Duration = Duration::from_secs(24 * 3600);
 /// length must not make the client allocate gigabytes.
 const LONGEST_REPLY: usize = 64 * 1024;
 
-/// Deadlines kept on one Redis server, one key per name (`hotbreaker:open:NAME` unless
-/// [`key_prefix`](RedisStore::key_prefix) says otherwise), each expiring when it passes; and
+/// Openings kept on one Redis server, one key per name (`hotbreaker:open:NAME` unless
+/// [`key_prefix`](RedisStore::key_prefix) says otherwise, holding `until published_at` in
+/// Unix milliseconds), each expiring when its deadline passes; and
 /// the latest recovery per name (`hotbreaker:recovered:NAME` unless
 /// [`recovery_key_prefix`](RedisStore::recovery_key_prefix) says otherwise), kept for a day;
 /// and each instance's latest window per name, in one hash per name
@@ -127,15 +153,16 @@ impl RedisStore {
         self
     }
 
-    /// Puts each name's deadline under `prefix` followed by the name.
+    /// Puts each name's opening under `prefix` followed by the name.
     pub fn key_prefix(mut self, prefix: impl Into<String>) -> Self {
         self.prefix = prefix.into();
         self
     }
 
     /// Puts each name's latest recovery under `prefix` followed by the name. It must differ
-    /// from the deadlines' [`key_prefix`](RedisStore::key_prefix), or the two would share
-    /// keys; recoveries are refused with an error then.
+    /// from the openings' [`key_prefix`](RedisStore::key_prefix), or the two would share
+    /// keys; recoveries, and openings (whose publish reads the recovery), are refused with an
+    /// error then.
     pub fn recovery_key_prefix(mut self, prefix: impl Into<String>) -> Self {
         self.recovery_prefix = prefix.into();
         self
@@ -197,7 +224,8 @@ impl RedisStore {
         self.key_under("windows_key_prefix", &self.windows_prefix, name)
     }
 
-    /// Keeps `millis` under `key` for `ttl_millis`, unless a later time is kept there.
+    /// Keeps `millis` under `key` for `ttl_millis`, unless a later time is kept there, no
+    /// more than `ahead_millis` later.
     fn keep_later(
         &mut self,
         key: &str,
@@ -212,7 +240,7 @@ impl RedisStore {
         );
         match self.command(&[
             b"EVAL",
-            PUBLISH_SCRIPT.as_bytes(),
+            RECOVERY_SCRIPT.as_bytes(),
             b"1",
             key.as_bytes(),
             millis.as_bytes(),
@@ -302,23 +330,54 @@ impl std::fmt::Debug for RedisStore {
 }
 
 impl OpeningStore for RedisStore {
-    fn publish(&mut self, name: &str, until: SystemTime) -> Result<(), StoreError> {
-        let until = unix_millis(until);
+    fn publish(&mut self, name: &str, opening: Opening) -> Result<(), StoreError> {
+        let until = unix_millis(opening.until);
         let now = unix_millis(SystemTime::now());
         if until <= now {
             return Ok(()); // nothing left to share
         }
         let key = self.key(name);
-        self.keep_later(&key, until, until - now, u64::MAX)
+        let recovery_key = self.recovery_key(name)?;
+        let published_at = unix_millis(opening.published_at);
+        let believable = published_at.saturating_add(RECOVERY_AHEAD.as_millis() as u64);
+        let (ttl, until, published_at, believable) = (
+            (until - now).to_string(),
+            until.to_string(),
+            published_at.to_string(),
+            believable.to_string(),
+        );
+        match self.command(&[
+            b"EVAL",
+            OPENING_SCRIPT.as_bytes(),
+            b"2",
+            key.as_bytes(),
+            recovery_key.as_bytes(),
+            until.as_bytes(),
+            published_at.as_bytes(),
+            ttl.as_bytes(),
+            believable.as_bytes(),
+        ])? {
+            Reply::Integer(_) => Ok(()),
+            other => Err(unexpected("EVAL", &other)),
+        }
     }
 
-    fn open_until(&mut self, name: &str) -> Result<Option<SystemTime>, StoreError> {
+    fn opening(&mut self, name: &str) -> Result<Option<Opening>, StoreError> {
         let key = self.key(name);
         let now = unix_millis(SystemTime::now());
-        Ok(self
-            .millis_at(&key)?
-            .filter(|&until| until > now)
-            .map(from_unix_millis))
+        let raw = match self.command(&[b"GET", key.as_bytes()])? {
+            Reply::Bulk(None) => return Ok(None),
+            Reply::Bulk(Some(bytes)) => bytes,
+            other => return Err(unexpected("GET", &other)),
+        };
+        let (until, published_at) = parse_opening(&raw).ok_or_else(|| {
+            StoreError::new(format!(
+                "redis key {key} holds {:?}, not `until published_at` in Unix milliseconds",
+                String::from_utf8_lossy(&raw)
+            ))
+        })?;
+        Ok((until > now)
+            .then(|| Opening::new(from_unix_millis(until), from_unix_millis(published_at))))
     }
 
     fn publish_recovery(&mut self, name: &str, at: SystemTime) -> Result<(), StoreError> {
@@ -389,6 +448,17 @@ impl OpeningStore for RedisStore {
             })
             .collect()
     }
+}
+
+/// An opening's value: `until published_at`, in Unix milliseconds.
+fn parse_opening(value: &[u8]) -> Option<(u64, u64)> {
+    let (until, published_at) = std::str::from_utf8(value).ok()?.split_once(' ')?;
+    let digits = |text: &str| {
+        (!text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| text.parse::<u64>().ok())
+            .flatten()
+    };
+    Some((digits(until)?, digits(published_at)?))
 }
 
 /// One field of a windows hash: the instance, and `failures calls unix_millis`.
