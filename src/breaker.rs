@@ -632,12 +632,16 @@ impl<C: Clock> Breaker<C> {
     }
 
     /// Records that the probe `next` admits (from `word`) is admitted at `now`, before the
-    /// compare-and-swap that admits it: see `newest_probe.rs`.
+    /// compare-and-swap that admits it: see `newest_probe.rs`. The check is of `word`'s
+    /// generation, not of the word exactly: a reconfiguration may flip a bit of the word and
+    /// flip it back between this check and the swap, which then succeeds, and the probe would
+    /// be out with no time recorded (never timed out).
     fn record_probe_admission(&self, word: StateWord, next: StateWord, now: u64) {
         self.control
             .newest_probe
             .record(next.generation(), now, || {
-                self.control.state.load(Ordering::Acquire) == word.0
+                StateWord(self.control.state.load(Ordering::Acquire)).generation()
+                    == word.generation()
             });
     }
 

@@ -8,9 +8,12 @@
 //! counting that probe out finds its time here, or a later probe's: if every probe out was
 //! admitted before the time it finds, all of them were, and if that time is older than the
 //! timeout, every probe out has been out longer. A recorder writes only while the state word
-//! still holds the word it is about to replace, read after loading this one, and only by a
-//! compare-and-swap from the value loaded: one whose admission can no longer happen writes
-//! nothing, so an outdated recorder cannot replace a newer generation's time.
+//! is still of the generation of the word it is about to replace, read after loading this
+//! one, and only by a compare-and-swap from the value loaded: one whose admission can no
+//! longer happen writes nothing, so an outdated recorder cannot replace a newer generation's
+//! time. One whose swap then fails (the word changed within the generation: a probe ended, a
+//! reconfiguration flipped a bit) may leave a time later than every probe out: the timeout
+//! then gives up on them late, never early.
 
 use crate::sync::{AtomicU64, Ordering};
 use crate::tagged_time::{belongs_to, nanos, tagged};

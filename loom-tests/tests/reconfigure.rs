@@ -6,7 +6,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{Events, OPEN, Role, check_each_order, small, spawn_in};
+use common::{Events, OPEN, Role, check_each_order, small, spawn_in, trip_and_wait};
 use hotbreaker::{Config, State};
 
 /// A reconfiguration that turns success counting on races a probe (its admission, which makes
@@ -270,5 +270,55 @@ fn a_trip_keeps_its_deadline_across_flips_of_the_counting_bit() {
         assert_eq!(breaker.state(), State::Open);
         let rejected = breaker.try_acquire().expect_err("open for all of OPEN");
         assert_eq!(rejected.retry_after(), Some(OPEN));
+    });
+}
+
+/// Counting switched on and off again while a probe is admitted: the probe's admission time
+/// is recorded whatever the state word went through, so the probe timeout still applies.
+///
+/// The breaker has a probe timeout of `OPEN` and its open period is over. Thread A takes the
+/// probe and keeps it out. Thread B reconfigures twice: success counting on, then off, which
+/// flips a bit of the state word and flips it back without a transition.
+///
+/// Checks that once the probe has been out for twice the timeout, the next call finds it
+/// timed out: the breaker opens again and rejects the call as open.
+///
+/// Catches: a probe's admission that records its time only while the state word is exactly
+/// the word it read: with B's first flip between its read and its check, it skips the
+/// record, and with B's second flip before its compare-and-swap the swap succeeds anyway:
+/// half-open with a probe out and no time of its generation, so the probe never times out.
+#[test]
+fn a_probe_keeps_its_time_across_flips_of_the_counting_bit() {
+    check_each_order(2, 2, |order| {
+        let (breaker, clock) = small(|b| b.consecutive_failures(1).probe_timeout(OPEN));
+        trip_and_wait(&breaker, &clock);
+        let prober: Role<()> = {
+            let breaker = breaker.clone();
+            Box::new(move || {
+                let probe = breaker.try_acquire().expect("the open period is over");
+                std::mem::forget(probe); // kept out
+            })
+        };
+        let flipper: Role<()> = {
+            let breaker = breaker.clone();
+            Box::new(move || {
+                let plain = breaker.config();
+                let counting = Config {
+                    count_successes: true,
+                    ..plain
+                };
+                breaker.reconfigure(counting).expect("valid");
+                breaker.reconfigure(plain).expect("valid");
+            })
+        };
+        spawn_in(order, vec![prober, flipper]);
+        assert_eq!(breaker.state(), State::HalfOpen);
+        clock.advance(2 * OPEN);
+        let rejected = breaker.try_acquire().expect_err("the probe is still out");
+        assert_eq!(
+            rejected.state(),
+            State::Open,
+            "the probe out past its timeout was not given up on: {rejected:?}"
+        );
     });
 }
