@@ -559,7 +559,9 @@ impl<C: Clock> Breaker<C> {
                     return Ok(Permit::new(
                         self,
                         word.generation(),
-                        PermitKind::Forced,
+                        PermitKind::Forced {
+                            counted: word.counts_successes(),
+                        },
                         self.issue_time(word),
                     ));
                 }
@@ -614,7 +616,9 @@ impl<C: Clock> Breaker<C> {
                     let permit = Permit::new(
                         self,
                         next.generation(),
-                        PermitKind::Probe,
+                        PermitKind::Probe {
+                            counted: next.counts_successes(),
+                        },
                         self.issue_time(next),
                     );
                     if word.state() == State::Open {
@@ -765,21 +769,15 @@ impl<C: Clock> Breaker<C> {
     ) {
         match outcome {
             Outcome::Success => {
-                // A closed permit knows from its state word; the rare others look now.
-                let counted = match kind {
-                    PermitKind::Closed => false,
-                    PermitKind::ClosedCounted => true,
-                    PermitKind::Probe | PermitKind::Forced => self.counts_successes(),
-                };
-                if counted {
+                if kind.counts_success() {
                     local.bump(Counter::Successes);
                 }
                 match kind {
                     PermitKind::Closed | PermitKind::ClosedCounted => {
                         self.closed_success(generation)
                     }
-                    PermitKind::Probe => self.probe_succeeded(generation),
-                    PermitKind::Forced => {}
+                    PermitKind::Probe { .. } => self.probe_succeeded(generation),
+                    PermitKind::Forced { .. } => {}
                 }
             }
             Outcome::Failure => {
@@ -796,13 +794,13 @@ impl<C: Clock> Breaker<C> {
                             self.trip(generation, cause);
                         }
                     }
-                    PermitKind::Probe => self.probe_failed(generation),
-                    PermitKind::Forced => {}
+                    PermitKind::Probe { .. } => self.probe_failed(generation),
+                    PermitKind::Forced { .. } => {}
                 }
             }
             Outcome::Ignore => {
                 local.bump(Counter::Ignored);
-                if kind == PermitKind::Probe {
+                if kind.is_probe() {
                     self.probe_ended(generation);
                 }
             }
@@ -817,7 +815,7 @@ impl<C: Clock> Breaker<C> {
             }
         }
         self.stripes.bump(Counter::Released);
-        if kind == PermitKind::Probe {
+        if kind.is_probe() {
             self.probe_ended(generation);
         }
     }
@@ -856,10 +854,6 @@ impl<C: Clock> Breaker<C> {
                 Err(seen) => word = StateWord(seen),
             }
         }
-    }
-
-    fn counts_successes(&self) -> bool {
-        StateWord(self.control.state.load(Ordering::Relaxed)).counts_successes()
     }
 
     fn is_closed_in(&self, generation: u32) -> bool {

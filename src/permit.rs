@@ -32,10 +32,29 @@ pub(crate) enum PermitKind {
     Closed,
     /// The same, from a breaker that counts successes in its metrics.
     ClosedCounted,
-    /// One of the limited calls of a half-open breaker.
-    Probe,
-    /// A call let through by [`Breaker::force_closed`]; counted in the metrics only.
-    Forced,
+    /// One of the limited calls of a half-open breaker; `counted` if the breaker counted
+    /// successes when it was admitted.
+    Probe { counted: bool },
+    /// A call let through by [`Breaker::force_closed`]; counted in the metrics only, its
+    /// success only if the breaker counted successes when it was admitted.
+    Forced { counted: bool },
+}
+
+impl PermitKind {
+    /// Whether this is a half-open probe.
+    pub(crate) fn is_probe(self) -> bool {
+        matches!(self, PermitKind::Probe { .. })
+    }
+
+    /// Whether a success of this permit counts in `Metrics::successes`: decided by the
+    /// `count_successes` in force when it was admitted, as `reconfigure` documents.
+    pub(crate) fn counts_success(self) -> bool {
+        match self {
+            PermitKind::Closed => false,
+            PermitKind::ClosedCounted => true,
+            PermitKind::Probe { counted } | PermitKind::Forced { counted } => counted,
+        }
+    }
 }
 
 /// When a timed permit was issued, on the breaker's clock, and where its call waits to be
@@ -147,7 +166,7 @@ impl<'a, C: Clock> Permit<'a, C> {
 
     /// Whether this permit is a half-open probe.
     pub fn is_probe(&self) -> bool {
-        self.kind == PermitKind::Probe
+        self.kind.is_probe()
     }
 
     /// The breaker generation the permit was issued in.
@@ -247,7 +266,7 @@ impl<C: Clock> OwnedPermit<C> {
 
     /// Whether this permit is a half-open probe.
     pub fn is_probe(&self) -> bool {
-        self.kind == PermitKind::Probe
+        self.kind.is_probe()
     }
 
     /// The breaker generation the permit was issued in.

@@ -290,3 +290,47 @@ fn reconfiguring_under_load_keeps_every_count() {
     });
     assert_eq!(breaker.metrics().permitted(), Some(granted.into_inner()));
 }
+
+#[test]
+fn a_probe_or_forced_success_is_counted_as_the_breaker_counted_at_its_admission() {
+    let clock = ManualClock::new();
+    let breaker = Breaker::builder()
+        .consecutive_failures(1)
+        .open_duration(Duration::from_secs(30))
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    let counting = |on: bool| {
+        breaker
+            .reconfigure(Config {
+                count_successes: on,
+                ..breaker.config()
+            })
+            .unwrap();
+    };
+    breaker.try_acquire().unwrap().failure();
+    clock.advance(Duration::from_secs(30));
+    let probe = breaker.try_acquire().unwrap();
+    assert!(probe.is_probe());
+    counting(true);
+    probe.success();
+    assert_eq!(breaker.state(), State::Closed);
+    assert_eq!(
+        breaker.metrics().successes,
+        Some(0),
+        "the probe was admitted while successes were not counted"
+    );
+
+    breaker.force_closed();
+    let forced = breaker.try_acquire().unwrap();
+    counting(false);
+    forced.success();
+    let counted = breaker.try_acquire().unwrap(); // admitted while not counted
+    counting(true);
+    counted.success();
+    assert_eq!(
+        breaker.metrics().successes,
+        Some(1),
+        "the forced call admitted while counting counts; the one after does not"
+    );
+}
