@@ -349,7 +349,9 @@ impl<C: Clock> Builder<C> {
     /// [`MAX_OPEN_DURATION`](crate::MAX_OPEN_DURATION), probes or a success threshold of 0 or above
     /// [`MAX_PROBES`](crate::MAX_PROBES), stripes of 0 or above [`MAX_STRIPES`](crate::MAX_STRIPES),
     /// failure records fewer than the rules look back over or above
-    /// [`MAX_WINDOW`](crate::MAX_WINDOW), or a slow-call limit or probe timeout of zero.
+    /// [`MAX_WINDOW`](crate::MAX_WINDOW), a slow-call limit or probe timeout of zero, or an open
+    /// back-off whose multiplier is under 1 (or not a finite number) or whose longest period is
+    /// shorter than the open duration or above [`MAX_OPEN_DURATION`](crate::MAX_OPEN_DURATION).
     pub fn build(self) -> Result<Breaker<C>, ConfigError>
     where
         C: Default,
