@@ -84,9 +84,12 @@ fn a_hung_call_is_counted_once_by_its_end_or_by_a_sweep() {
 ///   never judged).
 ///
 /// Does not catch a claim or a lowering with relaxed ordering (tried, both at once, up to four
-/// preemptions: 44,679 executions). The sweep would then be free to read A's bucket as empty
-/// even when A lowered the due time before the claim, and loom never gave the sweep that
-/// older value. The argument for the orderings is written at `sweep_calls_out`.
+/// preemptions: 44,679 executions): no sweep here claims a due time that A or B lowered. Each
+/// lowers it only after its own admission found it claimed (or claimed it), and every sweep
+/// leaves a due time past the threads' clock, so the one claim that A and B can make reads the
+/// main thread's lowering, which the spawn already orders before them.
+/// `a_bucket_opened_before_a_claim_is_seen_by_its_sweep` catches both. The argument for the
+/// orderings is written at `sweep_calls_out`.
 #[test]
 fn a_bucket_opened_during_a_sweep_is_swept_when_due() {
     check_each_order(2, 2, |order| {
@@ -116,6 +119,69 @@ fn a_bucket_opened_during_a_sweep_is_swept_when_due() {
             metrics.hung_calls, 2,
             "the kept call was never judged: {metrics:?}"
         );
+    });
+}
+
+/// Thread A makes a call at time zero and keeps it out: it opens a bucket and lowers the
+/// breaker's due time to that bucket's. Thread B moves the clock past that due time and makes
+/// a call, whose admission sweeps if the due time it finds is lowered: the claim then reads
+/// A's lowering. Then one more call, at the same time, sweeps if the due time says so.
+///
+/// Checks that A's call, if issued at time zero (A reads the clock after its call), is judged
+/// hung by B's sweep or by the last call's: a sweep that claims the due time A lowered sees
+/// A's bucket; if B does not claim it, the due time still calls the last call to sweep.
+///
+/// Only the due time orders A's entry before B's sweep. B moves the clock itself: a
+/// read-modify-write that reads the main thread's time, not A's, so B's readings of the clock
+/// do not synchronize with A. (When A moved the clock after its call instead, B's sweep, which
+/// must read the new time to find A's bucket due, synchronized with A through the clock and
+/// saw the entry whatever the due time's orderings: tried, both relaxed, 179 executions, no
+/// failure.) A and B take a slot and a stripe each, and claiming a slot releases nothing. B's
+/// own call opens a bucket due after the last call, so its lowering cannot make up for A's
+/// bucket missed by B's sweep.
+///
+/// Catches, each alone and both together, with no preemption needed:
+/// - a claim whose success ordering is relaxed: B's sweep reads A's place in the ring as
+///   still free, leaves the due time at `u64::MAX`, and B's call then lowers it to a time
+///   after the last call (tried: the kept call was never judged, 0 hung calls);
+/// - an entry that lowers the due time with relaxed ordering (tried: the same).
+///
+/// Passes with the weakest orderings the argument at `sweep_calls_out` needs: an acquire
+/// claim and a release lowering.
+#[test]
+fn a_bucket_opened_before_a_claim_is_seen_by_its_sweep() {
+    check_each_order(2, 2, |order| {
+        let (breaker, clock) = small(|b| b.consecutive_failures(5).slow_call(LIMIT));
+
+        let keeper: Role<Duration> = {
+            let (breaker, clock) = (breaker.clone(), clock.clone());
+            Box::new(move || {
+                std::mem::forget(breaker.try_acquire().unwrap());
+                // Zero: the call read zero too, before this.
+                clock.elapsed()
+            })
+        };
+        let sweeper: Role<Duration> = {
+            let (breaker, clock) = (breaker.clone(), clock.clone());
+            Box::new(move || {
+                clock.advance(DUE);
+                breaker.try_acquire().unwrap().success();
+                DUE
+            })
+        };
+        let kept_at = spawn_in(order, vec![keeper, sweeper])[0];
+
+        breaker.try_acquire().unwrap().success();
+        let metrics = breaker.metrics();
+        if kept_at.is_zero() {
+            assert_eq!(
+                metrics.hung_calls, 1,
+                "the kept call was never judged: {metrics:?}"
+            );
+        } else {
+            // Issued at zero or at B's time, when it is not due yet.
+            assert!(metrics.hung_calls <= 1, "{metrics:?}");
+        }
     });
 }
 
