@@ -72,6 +72,17 @@ struct Control {
     slow_call_nanos: AtomicU64,
 }
 
+/// What a timed permit's end makes of its outcome (`timed_verdict`).
+#[derive(Debug, Clone, Copy)]
+enum TimedVerdict {
+    /// A sweep judged the call while it was out: its end records nothing.
+    Judged,
+    /// The outcome stands.
+    InTime(Outcome),
+    /// A success that took longer than the `slow_call` limit: a failure, and a slow call.
+    Slow,
+}
+
 /// How long an opening lasts.
 #[derive(Debug, Clone, Copy)]
 enum OpenPeriod {
@@ -444,9 +455,9 @@ impl<C: Clock> Breaker<C> {
         if hung == 0 {
             return false;
         }
-        let local = self.stripes.local();
-        local.add(Counter::Failures, hung);
-        local.add(Counter::SlowCalls, hung);
+        self.stripes.local().add(Counter::Failures, hung);
+        // Release, after the failures: `metrics` reads the slow calls before the failures.
+        self.stripes.add_after(Counter::SlowCalls, hung);
         // Release, after the stripes' counts: `metrics` loads this first (acquire), so a
         // snapshot never shows more hung calls than slow calls.
         self.calls_out.hung.fetch_add(hung, Ordering::Release);
@@ -478,14 +489,20 @@ impl<C: Clock> Breaker<C> {
         timing: Option<Timing>,
         outcome: Outcome,
     ) {
-        let outcome = match timing {
-            Some(timing) => match self.timed_verdict(generation, timing, outcome) {
-                Some(outcome) => outcome,
-                None => return,
-            },
-            None => outcome,
+        let Some(timing) = timing else {
+            self.record(generation, kind, outcome);
+            return;
         };
-        self.record(generation, kind, outcome);
+        match self.timed_verdict(generation, timing, outcome) {
+            TimedVerdict::Judged => {}
+            TimedVerdict::InTime(outcome) => self.record(generation, kind, outcome),
+            TimedVerdict::Slow => {
+                self.record(generation, kind, Outcome::Failure);
+                // After the failure's count, and with release: a snapshot reads the slow
+                // calls first (acquire), so it never shows more of them than of failures.
+                self.stripes.add_after(Counter::SlowCalls, 1);
+            }
+        }
     }
 
     /// Whether the call of a timed permit, ending at `now`, still counts: `false` if a sweep
@@ -520,26 +537,25 @@ impl<C: Clock> Breaker<C> {
         }
     }
 
-    /// The verdict on a timed permit of `generation`, now that `outcome` is recorded: `None`
-    /// if a sweep already judged the call; otherwise a success that took longer than the
-    /// `slow_call` limit is a failure (and is counted as a slow call). Relaxed: the limit is
-    /// stored before the timing bit that sent the permit here is set (`apply_copies`), and the
-    /// permit's admission read that bit with `Acquire`.
+    /// The verdict on a timed permit of `generation`, now that `outcome` is recorded: judged
+    /// already by a sweep, a success that took longer than the `slow_call` limit (a failure,
+    /// counted as a slow call), or `outcome` as it is. Relaxed: the limit is stored before the
+    /// timing bit that sent the permit here is set (`apply_copies`), and the permit's
+    /// admission read that bit with `Acquire`.
     #[inline(never)]
-    fn timed_verdict(&self, generation: u32, timing: Timing, outcome: Outcome) -> Option<Outcome> {
+    fn timed_verdict(&self, generation: u32, timing: Timing, outcome: Outcome) -> TimedVerdict {
         let now = self.now();
         if !self.leave_calls_out(generation, timing, now) {
-            return None;
+            return TimedVerdict::Judged;
         }
         if outcome != Outcome::Success {
-            return Some(outcome);
+            return TimedVerdict::InTime(outcome);
         }
         let limit = self.control.slow_call_nanos.load(Ordering::Relaxed);
         if now.saturating_sub(timing.issued_at) > limit {
-            self.stripes.bump(Counter::SlowCalls);
-            Some(Outcome::Failure)
+            TimedVerdict::Slow
         } else {
-            Some(Outcome::Success)
+            TimedVerdict::InTime(Outcome::Success)
         }
     }
 
@@ -1272,8 +1288,11 @@ impl<C: Clock> Breaker<C> {
     /// the threads that updated it are done (joined, or synchronized with the reader), and
     /// may lag by the calls in progress otherwise.
     pub fn metrics(&self) -> Metrics {
-        // Before the stripes: see `sweep_calls_out`.
+        // Each part before its whole, with acquire, as each was counted after its whole with
+        // release: hung calls, then slow calls, then the failures (`count_hung_calls`,
+        // `end_with`). A snapshot never shows more of a part than of its whole.
         let hung_calls = self.calls_out.hung.load(Ordering::Acquire);
+        let slow_calls = self.stripes.total_acquired(Counter::SlowCalls);
         let word = StateWord(self.control.state.load(Ordering::Acquire));
         let window = if word.is_closed() {
             self.window
@@ -1293,7 +1312,7 @@ impl<C: Clock> Breaker<C> {
             ignored: self.stripes.total(Counter::Ignored),
             released: self.stripes.total(Counter::Released),
             rejected: self.stripes.total(Counter::Rejected),
-            slow_calls: self.stripes.total(Counter::SlowCalls),
+            slow_calls,
             hung_calls,
             openings: self.transitions.openings.load(Ordering::Relaxed),
             half_openings: self.transitions.half_openings.load(Ordering::Relaxed),

@@ -331,6 +331,34 @@ impl Stripes {
             .fold(0, u64::wrapping_add)
     }
 
+    /// [`total`](Stripes::total) with acquire loads: a snapshot that reads `counter` so, and
+    /// another counter after it, sees every count added to that one before an
+    /// [`add_after`](Stripes::add_after) of this one that it read.
+    pub(crate) fn total_acquired(&self, counter: Counter) -> u64 {
+        self.all()
+            .map(|stripe| stripe.counter(counter).load(Ordering::Acquire))
+            .fold(0, u64::wrapping_add)
+    }
+
+    /// Adds `amount` to `counter` on the current thread's stripe with release ordering, after
+    /// counts it is a part of: see [`total_acquired`](Stripes::total_acquired). (On the
+    /// shared stripe, each thread's release add heads a release sequence that the later adds
+    /// continue, so a load that reads any of them synchronizes with all before it.)
+    pub(crate) fn add_after(&self, counter: Counter, amount: u64) {
+        match self.local() {
+            LocalStripe::Owned(stripe) => {
+                let cell = stripe.counter(counter);
+                cell.store(
+                    cell.load(Ordering::Relaxed).wrapping_add(amount),
+                    Ordering::Release,
+                );
+            }
+            LocalStripe::Shared(stripe) => {
+                stripe.counter(counter).fetch_add(amount, Ordering::Release);
+            }
+        }
+    }
+
     /// The stripes owned by thread slots, without the shared one.
     pub(crate) fn owned(&self) -> impl Iterator<Item = &Stripe> {
         self.owned.iter().map(|padded| &**padded)

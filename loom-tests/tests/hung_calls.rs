@@ -222,3 +222,49 @@ fn a_snapshot_never_shows_more_hung_calls_than_slow_calls() {
         );
     });
 }
+
+/// Thread A makes a timed call and ends it with a success after the slow-call limit (it moves
+/// the clock while the call is out): a slow call, counted as a failure. Thread B takes a
+/// metrics snapshot meanwhile.
+///
+/// Checks that a snapshot never shows more slow calls than failures (slow calls are a part of
+/// the failures, as the metrics document).
+///
+/// Catches: the verdict counting the slow call before the failure, or `metrics` reading the
+/// failures before the slow calls (tried, each: a snapshot with 1 slow call and 0 failures);
+/// and the slow call's count added with relaxed ordering, or read so (tried, each: the same
+/// snapshot, the failure's count read stale).
+#[test]
+fn a_snapshot_never_shows_more_slow_calls_than_failures() {
+    check_each_order(2, 2, |order| {
+        let (breaker, clock) = small(|b| b.consecutive_failures(5).slow_call(LIMIT));
+        let slow: Role<(u64, u64)> = {
+            let (breaker, clock) = (breaker.clone(), clock.clone());
+            Box::new(move || {
+                let permit = breaker.try_acquire().unwrap();
+                clock.advance(DUE);
+                permit.success();
+                (0, 0)
+            })
+        };
+        let reader: Role<(u64, u64)> = {
+            let breaker = breaker.clone();
+            Box::new(move || {
+                let metrics = breaker.metrics();
+                (metrics.slow_calls, metrics.failures)
+            })
+        };
+        let results = spawn_in(order, vec![slow, reader]);
+        let (slow, failures) = results[1];
+        assert!(
+            slow <= failures,
+            "a snapshot with {slow} slow calls and {failures} failures"
+        );
+        let metrics = breaker.metrics();
+        assert_eq!(
+            (metrics.slow_calls, metrics.failures),
+            (1, 1),
+            "{metrics:?}"
+        );
+    });
+}
