@@ -100,11 +100,16 @@ struct CallsOutSweeps {
     hung: AtomicU64,
 }
 
+/// Counts written off the call path: by transitions, and (`exported`) by metrics exports.
 #[derive(Default)]
 struct TransitionCounts {
     openings: AtomicU64,
     half_openings: AtomicU64,
     closings: AtomicU64,
+    /// What `metrics_export::export` has added to the exported counters for this breaker: in
+    /// the room the padding of this line leaves, so the feature adds no memory.
+    #[cfg(feature = "metrics")]
+    exported: crate::metrics_export::ExportedTotals,
 }
 
 impl Breaker<QuantaClock> {
@@ -154,6 +159,12 @@ impl<C: Clock> Breaker<C> {
             clock,
             listeners,
         }
+    }
+
+    /// What `metrics_export::export` has added to the exported counters for this breaker.
+    #[cfg(feature = "metrics")]
+    pub(crate) fn exported_totals(&self) -> &crate::metrics_export::ExportedTotals {
+        &self.transitions.exported
     }
 
     /// Asks to make one call.

@@ -3,9 +3,10 @@
 //!
 //! Nothing here runs on a call. The breaker already counts every call in per-thread stripes;
 //! [`export`] (or [`Registry::export_metrics`](crate::Registry::export_metrics)) reads them
-//! and sets absolute values, and is meant to run when the exporter scrapes (from the
-//! exporter's upkeep or scrape hook, or a timer). Transitions, which are rare, are counted
-//! as they happen by the listener [`count_transitions`], attached when the breaker is built.
+//! and adds to each counter what the breaker counted since its last export, and is meant to
+//! run when the exporter scrapes (from the exporter's upkeep or scrape hook, or a timer).
+//! Transitions, which are rare, are counted as they happen by the listener
+//! [`count_transitions`], attached when the breaker is built.
 //!
 //! | metric | kind | labels | source |
 //! | --- | --- | --- | --- |
@@ -18,7 +19,9 @@
 //! | [`TRANSITIONS`] `hotbreaker_transitions_total` | counter | `breaker`, `from`, `to` | [`count_transitions`] |
 //!
 //! A breaker removed from a [`Registry`] has its gauges set to 0 ([`forget`]), so that it does
-//! not go on reporting its last state; its counters keep their last values.
+//! not go on reporting its last state; its counters keep their last values, and a new breaker
+//! exported under the same name (a registry's replacement, say) adds to them: the counters
+//! of a name count the calls of every breaker exported under it.
 //!
 //! # Examples
 //!
@@ -35,6 +38,8 @@
 //! # Ok::<(), hotbreaker::ConfigError>(())
 //! ```
 
+use std::sync::Arc;
+
 use metrics::{Unit, counter, describe_counter, describe_gauge, gauge};
 
 use crate::breaker::Breaker;
@@ -42,6 +47,7 @@ use crate::clock::Clock;
 use crate::listener::Transition;
 use crate::registry::Registry;
 use crate::state::State;
+use crate::sync::{AtomicU64, Ordering};
 
 /// Calls that ended, by `outcome`: `success`, `failure`, `ignored`, or `released` (the permit
 /// was dropped without a verdict, such as a cancelled request).
@@ -111,30 +117,65 @@ pub fn describe() {
 /// Sets the metrics of `breaker`, labelled `breaker = name`, from its counters: call it from
 /// the exporter's scrape hook.
 ///
-/// The counters are set to absolute values (the breaker's totals), so calling it often or
-/// rarely makes no difference to what is counted. It reads every stripe of the breaker once
-/// ([`Breaker::metrics`]) and costs one recorder lookup per metric; the calls through the
-/// breaker do no work for it.
+/// Each counter grows by what the breaker counted since its last export (the breaker keeps
+/// what it exported), so calling it often or rarely makes no difference to what is counted,
+/// two exports at once count nothing twice, and a new breaker exported under the name of
+/// one before it adds to that one's counts rather than hide under them (a counter set to a
+/// smaller absolute value would not move, or would go backwards). Export each breaker under
+/// one name: a breaker exported under two adds each count to only one of them. It reads
+/// every stripe of the breaker once ([`Breaker::metrics`]) and costs one recorder lookup per
+/// metric; the calls through the breaker do no work for it.
 pub fn export<C: Clock>(name: &str, breaker: &Breaker<C>) {
     let metrics = breaker.metrics();
+    let exported = breaker.exported_totals();
     // Successes are there only if the breaker counts them (`Builder::count_successes`).
     let outcomes = [
-        ("success", metrics.successes),
-        ("failure", Some(metrics.failures)),
-        ("ignored", Some(metrics.ignored)),
-        ("released", Some(metrics.released)),
+        ("success", metrics.successes, Exported::Successes),
+        ("failure", Some(metrics.failures), Exported::Failures),
+        ("ignored", Some(metrics.ignored), Exported::Ignored),
+        ("released", Some(metrics.released), Exported::Released),
     ];
-    for (outcome, total) in outcomes
-        .into_iter()
-        .filter_map(|(outcome, total)| Some((outcome, total?)))
-    {
-        counter!(CALLS, "breaker" => name.to_owned(), "outcome" => outcome).absolute(total);
+    for (outcome, total, which) in outcomes {
+        if let Some(total) = total {
+            counter!(CALLS, "breaker" => name.to_owned(), "outcome" => outcome)
+                .increment(exported.rise(which, total));
+        }
     }
-    counter!(REJECTED, "breaker" => name.to_owned()).absolute(metrics.rejected);
-    counter!(SLOW_CALLS, "breaker" => name.to_owned()).absolute(metrics.slow_calls);
-    counter!(HUNG_CALLS, "breaker" => name.to_owned()).absolute(metrics.hung_calls);
+    counter!(REJECTED, "breaker" => name.to_owned())
+        .increment(exported.rise(Exported::Rejected, metrics.rejected));
+    counter!(SLOW_CALLS, "breaker" => name.to_owned())
+        .increment(exported.rise(Exported::SlowCalls, metrics.slow_calls));
+    counter!(HUNG_CALLS, "breaker" => name.to_owned())
+        .increment(exported.rise(Exported::HungCalls, metrics.hung_calls));
     set_state(name, metrics.state);
     gauge!(FAILURE_RATE, "breaker" => name.to_owned()).set(metrics.failure_rate());
+}
+
+/// The counters [`export`] adds to, one [`ExportedTotals`] place each.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Exported {
+    Successes,
+    Failures,
+    Ignored,
+    Released,
+    Rejected,
+    SlowCalls,
+    HungCalls,
+}
+
+/// What [`export`] has added to the counters for one breaker: per counter, the largest of the
+/// breaker's totals that an export read. Kept in the breaker, next to its counts.
+#[derive(Default)]
+pub(crate) struct ExportedTotals([AtomicU64; 7]);
+
+impl ExportedTotals {
+    /// How much an export that read `total` adds to counter `which`: its rise above the
+    /// largest total read before. Relaxed: these are numbers, and each rise is claimed by one
+    /// read-modify-write (`fetch_max`), so exports at once add, between them, exactly the
+    /// largest total any of them read (totals only grow).
+    fn rise(&self, which: Exported, total: u64) -> u64 {
+        total.saturating_sub(self.0[which as usize].fetch_max(total, Ordering::Relaxed))
+    }
 }
 
 /// Sets the gauges of the breaker `name` to 0: [`STATE`] for every state, and
@@ -182,9 +223,43 @@ impl<C: Clock> Registry<C> {
     /// [`export`]s the metrics of every registered breaker, labelled with its name: call it
     /// from the exporter's scrape hook.
     #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
+    ///
+    /// A breaker removed while it is exported (by another thread) has its gauges set to 0
+    /// after this export, not left showing the state this export read.
     pub fn export_metrics(&self) {
-        for (name, breaker) in self.breakers() {
-            export(&name, &breaker);
+        for (name, mut breaker) in self.breakers() {
+            loop {
+                export(&name, &breaker);
+                // `remove` takes a breaker out of the map, then sets its gauges to 0: if that
+                // came before this check, the export above may have set them again after it.
+                match self.get(&name) {
+                    Some(current) if Arc::ptr_eq(&current, &breaker) => break,
+                    Some(current) => breaker = current, // replaced meanwhile: export the new one
+                    None => {
+                        forget(&name);
+                        break;
+                    }
+                }
+            }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_export_adds_only_the_rise_above_the_largest_total_read_before() {
+        let exported = ExportedTotals::default();
+        assert_eq!(exported.rise(Exported::Failures, 10), 10);
+        // An export that read its total before the one above, and ends after it.
+        assert_eq!(exported.rise(Exported::Failures, 8), 0);
+        assert_eq!(exported.rise(Exported::Failures, 12), 2);
+        assert_eq!(
+            exported.rise(Exported::Rejected, 3),
+            3,
+            "each counter apart"
+        );
     }
 }

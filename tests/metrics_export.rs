@@ -1,5 +1,5 @@
-//! The `metrics` facade: absolute counters read at scrape time, transitions counted by a
-//! listener, nothing recorded by ordinary calls.
+//! The `metrics` facade: counters brought up to the breakers' totals at scrape time, transitions
+//! counted by a listener, nothing recorded by ordinary calls.
 #![cfg(feature = "metrics")]
 
 use std::collections::BTreeMap;
@@ -114,7 +114,7 @@ fn ordinary_calls_record_nothing() {
 }
 
 #[test]
-fn export_sets_absolute_values_and_the_listener_counts_transitions() {
+fn export_brings_counters_to_the_totals_and_the_listener_counts_transitions() {
     let recorder = TestRecorder::default();
     let clock = ManualClock::new();
     with_local_recorder(&recorder, || {
@@ -140,7 +140,7 @@ fn export_sets_absolute_values_and_the_listener_counts_transitions() {
         assert!(breaker.try_acquire().is_err());
         assert!(breaker.try_acquire().is_err());
         for _ in 0..2 {
-            // Twice: absolute values, so a second scrape does not double anything.
+            // Twice: the second adds only what is new (nothing), so nothing is doubled.
             metrics_export::export("payments", &breaker);
         }
         assert_eq!(recorder.counter(&calls("payments", "success")), Some(3));
@@ -276,4 +276,104 @@ fn a_removed_breaker_is_not_left_reported_open() {
         recorder.gauge(&format!("{FAILURE_RATE}{{breaker=users}}")),
         Some(0.0)
     );
+}
+
+#[test]
+fn a_new_breaker_under_a_name_adds_to_the_counts_of_the_one_before() {
+    let recorder = TestRecorder::default();
+    let registry = Registry::<ManualClock>::default();
+    let failures = calls("users", "failure");
+    with_local_recorder(&recorder, || {
+        let old = users_in(&registry);
+        for _ in 0..10 {
+            old.try_acquire().unwrap().ignore();
+        }
+        old.try_acquire().unwrap().failure();
+        registry.export_metrics();
+        registry.export_metrics(); // nothing new: nothing added
+        assert_eq!(recorder.counter(&failures), Some(1));
+        registry.remove("users");
+        let new = users_in(&registry);
+        new.try_acquire().unwrap().ignore();
+        new.try_acquire().unwrap().failure();
+        registry.export_metrics();
+    });
+    assert_eq!(
+        recorder.counter(&failures),
+        Some(2),
+        "the old one's and the new one's"
+    );
+    assert_eq!(recorder.counter(&calls("users", "ignored")), Some(11));
+}
+
+#[test]
+fn exports_at_once_count_each_call_once() {
+    let recorder = Arc::new(TestRecorder::default());
+    let clock = ManualClock::new();
+    let breaker = Arc::new(payments(&clock));
+    let exporters: Vec<_> = (0..2)
+        .map(|_| {
+            let (recorder, breaker) = (Arc::clone(&recorder), Arc::clone(&breaker));
+            std::thread::spawn(move || {
+                with_local_recorder(&*recorder, || {
+                    for _ in 0..200 {
+                        metrics_export::export("payments", &breaker);
+                    }
+                })
+            })
+        })
+        .collect();
+    for _ in 0..1_000 {
+        breaker.try_acquire().unwrap().success();
+    }
+    for exporter in exporters {
+        exporter.join().unwrap();
+    }
+    with_local_recorder(&*recorder, || metrics_export::export("payments", &breaker));
+    assert_eq!(recorder.counter(&calls("payments", "success")), Some(1_000));
+}
+
+/// Removes a registry's "users" while an export of it is under way: at the first counter the
+/// export registers.
+struct RemovingRecorder {
+    inner: TestRecorder,
+    registry: Arc<Registry<ManualClock>>,
+    removed: std::sync::atomic::AtomicBool,
+}
+
+impl Recorder for RemovingRecorder {
+    fn describe_counter(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+    fn describe_gauge(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+    fn describe_histogram(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+
+    fn register_counter(&self, key: &Key, metadata: &Metadata<'_>) -> Counter {
+        if !self.removed.swap(true, Ordering::Relaxed) {
+            self.registry.remove("users");
+        }
+        self.inner.register_counter(key, metadata)
+    }
+
+    fn register_gauge(&self, key: &Key, metadata: &Metadata<'_>) -> Gauge {
+        self.inner.register_gauge(key, metadata)
+    }
+
+    fn register_histogram(&self, _: &Key, _: &Metadata<'_>) -> Histogram {
+        Histogram::noop()
+    }
+}
+
+#[test]
+fn a_breaker_removed_while_it_is_exported_is_not_left_reported_open() {
+    let registry = Arc::new(Registry::<ManualClock>::default());
+    let users = users_in(&registry);
+    users.try_acquire().unwrap().failure();
+    assert_eq!(users.state(), hotbreaker::State::Open);
+    let recorder = RemovingRecorder {
+        inner: TestRecorder::default(),
+        registry: Arc::clone(&registry),
+        removed: Default::default(),
+    };
+    with_local_recorder(&recorder, || registry.export_metrics());
+    assert!(registry.get("users").is_none());
+    assert_eq!(recorder.inner.gauge(&state("users", "open")), Some(0.0));
 }
