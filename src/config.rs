@@ -206,7 +206,13 @@ pub(crate) fn backed_off(
 pub struct Config {
     /// The failure-rate rule. When neither rule is set, [`DEFAULT_FAILURE_RATE`](crate::DEFAULT_FAILURE_RATE)
     /// applies.
-    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
+    #[cfg_attr(
+        feature = "serde",
+        serde(
+            deserialize_with = "crate::config_file::table::optional",
+            skip_serializing_if = "Option::is_none"
+        )
+    )]
     pub failure_rate: Option<FailureRateConfig>,
     /// Trip after this many failures in a row.
     #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
@@ -267,7 +273,13 @@ pub struct Config {
     /// Open periods that grow while probes keep failing; `None`: every opening lasts
     /// `open_duration`. In a configuration file, `open_backoff = { multiplier = 2.0, max =
     /// "10m" }`.
-    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
+    #[cfg_attr(
+        feature = "serde",
+        serde(
+            deserialize_with = "crate::config_file::table::optional",
+            skip_serializing_if = "Option::is_none"
+        )
+    )]
     pub open_backoff: Option<OpenBackoffConfig>,
 }
 

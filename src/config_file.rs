@@ -85,6 +85,56 @@ pub(crate) mod duration {
     }
 }
 
+/// Settings read as tables only. `serde`'s derived structs also read a sequence, by field
+/// position, and a JSON `[]` would then be a configuration of defaults, or `[0.5, 20]` a
+/// failure rate; the docs describe settings by name only, and a file that lists values
+/// without names is more likely a mistake than a shorthand.
+#[cfg(feature = "serde")]
+pub(crate) mod table {
+    use std::fmt;
+    use std::marker::PhantomData;
+
+    use serde::de::value::MapAccessDeserializer;
+    use serde::{Deserialize, Deserializer, de};
+
+    /// A `T` read from a table (a map) only.
+    pub(crate) struct Table<T>(pub(crate) T);
+
+    impl<'de, T: Deserialize<'de>> Deserialize<'de> for Table<T> {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            deserializer.deserialize_map(TableVisitor(PhantomData))
+        }
+    }
+
+    struct TableVisitor<T>(PhantomData<T>);
+
+    impl<'de, T: Deserialize<'de>> de::Visitor<'de> for TableVisitor<T> {
+        type Value = Table<T>;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a table of settings by name")
+        }
+
+        fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+            T::deserialize(MapAccessDeserializer::new(map)).map(Table)
+        }
+    }
+
+    /// `deserialize_with` for a field that holds a table.
+    pub(crate) fn required<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+        deserializer: D,
+    ) -> Result<T, D::Error> {
+        Table::deserialize(deserializer).map(|Table(value)| value)
+    }
+
+    /// `deserialize_with` for a field that holds a table or nothing.
+    pub(crate) fn optional<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+        deserializer: D,
+    ) -> Result<Option<T>, D::Error> {
+        Option::<Table<T>>::deserialize(deserializer).map(|table| table.map(|Table(value)| value))
+    }
+}
+
 /// An optional duration in configuration files: absent or empty (`null`, `~`), or a duration
 /// as in [`duration`]. Empty means off, as it does for every other optional setting.
 #[cfg(feature = "serde")]
@@ -140,6 +190,8 @@ mod file {
     use std::fmt;
 
     use serde::de::DeserializeOwned;
+
+    use super::table::Table;
 
     use crate::config::{Config, ConfigError};
 
@@ -366,6 +418,7 @@ mod file {
         };
         let deserializer = toml::Deserializer::parse(text).map_err(|e| error(String::new(), &e))?;
         serde_path_to_error::deserialize(deserializer)
+            .map(|Table(parsed)| parsed)
             .map_err(|e| error(e.path().to_string(), e.inner()))
     }
 
@@ -373,19 +426,21 @@ mod file {
     #[cfg(feature = "yaml")]
     fn parse_yaml<T: DeserializeOwned>(text: &str) -> Result<T, ConfigFileError> {
         let deserializer = serde_yaml::Deserializer::from_str(text);
-        serde_path_to_error::deserialize(deserializer).map_err(|e| {
-            let position = e
-                .inner()
-                .location()
-                .map(|location| (location.line(), location.column()));
-            let message = e.inner().to_string();
-            ConfigFileError::parse(
-                Format::Yaml,
-                e.path().to_string(),
-                without_position_suffix(&message),
-                position,
-            )
-        })
+        serde_path_to_error::deserialize(deserializer)
+            .map(|Table(parsed)| parsed)
+            .map_err(|e| {
+                let position = e
+                    .inner()
+                    .location()
+                    .map(|location| (location.line(), location.column()));
+                let message = e.inner().to_string();
+                ConfigFileError::parse(
+                    Format::Yaml,
+                    e.path().to_string(),
+                    without_position_suffix(&message),
+                    position,
+                )
+            })
     }
 
     /// Parses JSON text into `T`, the error naming the field by its path; trailing text after
@@ -403,7 +458,7 @@ mod file {
             )
         };
         let mut deserializer = serde_json::Deserializer::from_str(text);
-        let parsed = serde_path_to_error::deserialize(&mut deserializer)
+        let Table(parsed) = serde_path_to_error::deserialize(&mut deserializer)
             .map_err(|e| error(e.path().to_string(), e.inner()))?;
         deserializer.end().map_err(|e| error(String::new(), &e))?;
         Ok(parsed)

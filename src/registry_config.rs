@@ -332,12 +332,13 @@ mod file {
     use std::marker::PhantomData;
     use std::time::Duration;
 
-    use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
+    use serde::de::value::MapAccessDeserializer;
     use serde::de::{self, Deserializer, IntoDeserializer};
     use serde::{Deserialize, Serialize, Serializer};
 
     use super::RegistryConfig;
     use crate::config::{Config, FailureRateConfig, OpenBackoffConfig};
+    use crate::config_file::table::Table;
     use crate::config_file::{ConfigFileError, Format, parse_as};
 
     /// A setting a breaker may turn off: `"off"`, or its value.
@@ -421,10 +422,6 @@ mod file {
 
         fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
             T::deserialize(MapAccessDeserializer::new(map)).map(OrOff::On)
-        }
-
-        fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-            T::deserialize(SeqAccessDeserializer::new(seq)).map(OrOff::On)
         }
     }
 
@@ -568,7 +565,7 @@ mod file {
     #[derive(Deserialize)]
     #[serde(deny_unknown_fields)]
     struct RegistryFile {
-        #[serde(default)]
+        #[serde(default, deserialize_with = "crate::config_file::table::required")]
         defaults: Config,
         #[serde(default, deserialize_with = "each_name_once")]
         breakers: BTreeMap<String, ConfigPatch>,
@@ -597,7 +594,7 @@ mod file {
                             "the breaker {name:?} is given twice"
                         )));
                     }
-                    let patch = map.next_value()?;
+                    let Table(patch) = map.next_value()?;
                     breakers.insert(name, patch);
                 }
                 Ok(breakers)

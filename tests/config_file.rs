@@ -493,3 +493,28 @@ fn a_key_given_twice_is_refused_naming_it() {
     assert!(err.to_string().contains("`consecutive_failures`"), "{err}");
     assert_eq!(err.line(), Some(2));
 }
+
+#[test]
+fn settings_are_read_by_name_only_never_by_position() {
+    let cases: [(Format, &str, &str); 6] = [
+        (Format::Json, "[]", ""),
+        (Format::Json, r#"[null, 5, "10s"]"#, ""),
+        (
+            Format::Json,
+            r#"{"failure_rate": [0.5, 20]}"#,
+            "failure_rate",
+        ),
+        (Format::Toml, "failure_rate = [0.5, 20]", "failure_rate"),
+        (Format::Toml, "open_backoff = [2.0, \"1m\"]", "open_backoff"),
+        (Format::Yaml, "failure_rate: [0.5, 20]", "failure_rate"),
+    ];
+    for (format, text, field) in cases {
+        let error = Config::from_str_as(format, text)
+            .expect_err(&format!("{format} {text:?} read by position"));
+        assert_eq!(error.field(), field, "{error}");
+        assert!(error.to_string().contains("sequence"), "{error}");
+    }
+    // By name, the same values are fine.
+    let config = Config::from_json_str(r#"{"failure_rate": {"threshold": 0.5, "window": 20}}"#);
+    assert_eq!(config.unwrap().failure_rate.unwrap().window, 20);
+}

@@ -550,3 +550,31 @@ fn a_breaker_named_twice_is_refused() {
     let toml = "[breakers.payments]\nconsecutive_failures = 2\n[breakers.payments]\nhalf_open_probes = 3\n";
     assert!(RegistryConfig::from_str_as(Format::Toml, toml).is_err());
 }
+
+#[test]
+fn a_registry_file_is_read_by_name_only_never_by_position() {
+    let cases: [(Format, &str, &str); 5] = [
+        (Format::Json, "[]", ""),
+        (Format::Json, r#"{"defaults": [null, 5]}"#, "defaults"),
+        (
+            Format::Json,
+            r#"{"breakers": {"a": [null, 5]}}"#,
+            "breakers.a",
+        ),
+        (
+            Format::Toml,
+            "[breakers.a]\nfailure_rate = [0.5, 20]",
+            "breakers.a.failure_rate",
+        ),
+        (
+            Format::Yaml,
+            "breakers:\n  a:\n    open_backoff: [2.0, 1m]",
+            "breakers.a.open_backoff",
+        ),
+    ];
+    for (format, text, field) in cases {
+        let error = RegistryConfig::from_str_as(format, text)
+            .expect_err(&format!("{format} {text:?} read by position"));
+        assert_eq!(error.field(), field, "{error}");
+    }
+}
