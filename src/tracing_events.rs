@@ -22,7 +22,7 @@
 //! | `rule` | on a trip: `failure_rate` or `consecutive_failures` |
 //! | `failures`, `calls` | on a trip: the failures the rule saw among the calls it judged, from before the transition |
 //! | `successes` | on closing after probes: the successful probes |
-//! | `open_for_ms` | on opening: how long the breaker stays open, in milliseconds |
+//! | `open_for_ms` | on opening: how long the breaker stays open, in milliseconds (a number with a fraction: `0.9` for 900 µs) |
 //! | `generation` | the breaker's generation after the transition, to order events |
 //!
 //! An opening (to `open` or `forced_open`) is a `WARN` event: it means a dependency is
@@ -80,9 +80,9 @@ fn emit(name: &str, transition: &Transition) {
         Trigger::ProbesSucceeded { successes } => Some(successes),
         _ => None,
     };
-    let open_for_ms = transition
-        .open_for
-        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+    // Fractional: a period under a millisecond (down to a microsecond is allowed) must not
+    // read as 0. Whole nanoseconds over 10^6, so that 900 µs prints as 0.9, not 0.8999….
+    let open_for_ms = transition.open_for.map(|d| d.as_nanos() as f64 / 1e6);
     // The level of a tracing event is fixed where it is written, hence one macro per level
     // with the same fields.
     macro_rules! event {

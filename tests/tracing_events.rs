@@ -98,7 +98,7 @@ fn one_event_per_transition_with_the_counts_from_before_it() {
         assert_eq!(opened.field("rule"), Some("failure_rate"));
         assert_eq!(opened.field("failures"), Some("2"));
         assert_eq!(opened.field("calls"), Some("4"));
-        assert_eq!(opened.field("open_for_ms"), Some("1500"));
+        assert_eq!(opened.field("open_for_ms"), Some("1500.0"));
         assert_eq!(opened.field("generation"), Some("1"));
         assert_eq!(opened.field("successes"), None);
 
@@ -186,5 +186,23 @@ fn consecutive_trips_failed_and_timed_out_probes_and_manual_moves() {
                 .iter()
                 .all(|e| e.field("breaker") == Some("users-db"))
         );
+    });
+}
+
+#[test]
+fn an_opening_under_a_millisecond_is_not_logged_as_zero() {
+    capturing(|capture| {
+        for (open_for, logged) in [(900, "0.9"), (1_900, "1.9")] {
+            let breaker = Breaker::builder()
+                .consecutive_failures(1)
+                .open_duration(Duration::from_micros(open_for))
+                .on_transition(hotbreaker::tracing::log_transitions("payments"))
+                .clock(ManualClock::new())
+                .build()
+                .unwrap();
+            breaker.try_acquire().unwrap().failure();
+            let events = capture.take();
+            assert_eq!(events[0].field("open_for_ms"), Some(logged), "{events:?}");
+        }
     });
 }
