@@ -38,7 +38,11 @@
 //! deadline makes their openings longer before they end. An opening that came from the store
 //! is never published back. How soon the others follow is the polling interval; how far their
 //! periods end apart is that plus the difference between the machines' wall clocks, which
-//! also decides whether a recovery counts as after an opening.
+//! also decides whether a recovery counts as after an opening. Openings and recoveries are
+//! stamped when a poll sees them, up to a polling interval after the trip or the closing, so
+//! a failure and a recovery on two instances within one interval may be taken in either
+//! order: the opening then goes unfollowed (each instance trips on its own failures, as
+//! without sharing), or a late follower applies it.
 //!
 //! This is what the article's "keep the breaker's state in a store shared by all instances"
 //! asks for, without the cost other breakers pay for it: no lock and no round trip to the
