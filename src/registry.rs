@@ -52,6 +52,11 @@ pub struct Registry<C: Clock = QuantaClock> {
     /// Replaced whole on every change, so readers load it without a lock; a change is a
     /// compare-and-swap from the map it copied, so two changes never both copy the same map.
     breakers: Swappable<BreakerMap<C>>,
+    /// Held by [`apply_config`](Registry::apply_config) from its check to its last
+    /// reconfiguration, so that two reloads at once apply one file and then the other, not a
+    /// mix of both breaker by breaker. Guards no data (a panic in a builder leaves nothing to
+    /// repair) and is taken by nothing else: lookups and insertions never wait for it.
+    reloads: std::sync::Mutex<()>,
 }
 
 type BreakerMap<C> = BTreeMap<String, Arc<Breaker<C>>>;
@@ -68,11 +73,19 @@ impl<C: Clock> Default for Registry<C> {
     fn default() -> Self {
         Registry {
             breakers: Swappable::new(BTreeMap::new()),
+            reloads: std::sync::Mutex::new(()),
         }
     }
 }
 
 impl<C: Clock> Registry<C> {
+    /// Waits for a reload in progress on another thread; see `reloads`.
+    pub(crate) fn one_reload_at_a_time(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.reloads
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     /// The breaker registered as `name`, if any. Takes no lock.
     pub fn get(&self, name: &str) -> Option<Arc<Breaker<C>>> {
         self.breakers.load().get(name).cloned()

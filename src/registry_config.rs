@@ -182,6 +182,19 @@ impl RegistryConfigError {
         }
     }
 
+    /// `name` and `other` are registered for one breaker, and the configuration gives them
+    /// different settings.
+    fn two_settings_for_one(name: &str, other: &str) -> Self {
+        RegistryConfigError {
+            breaker: Some(name.to_owned()),
+            field: format!("breakers.{}", printable(name)),
+            reason: format!(
+                "it is the same breaker as \"{}\", which the configuration gives other settings",
+                printable(other)
+            ),
+        }
+    }
+
     fn empty_name() -> Self {
         RegistryConfigError {
             breaker: Some(String::new()),
@@ -252,7 +265,12 @@ impl<C: Clock + Default> Registry<C> {
     /// # Errors
     ///
     /// A [`RegistryConfigError`] naming the breaker (or the defaults) and the field; nothing
-    /// is changed then.
+    /// is changed then. That includes two names registered for one breaker
+    /// ([`insert_if_absent`](Registry::insert_if_absent) with one `Arc` twice) that the
+    /// configuration gives different settings: the error names the second name.
+    ///
+    /// Two reloads at once (a file watcher that fires twice) apply one after the other,
+    /// each whole: a reload waits for one in progress on another thread.
     ///
     /// # Examples
     ///
@@ -277,13 +295,22 @@ impl<C: Clock + Default> Registry<C> {
     ) -> Result<AppliedConfig, RegistryConfigError> {
         config.validate()?;
         let names: Vec<&str> = config.breakers.keys().map(String::as_str).collect();
+        let _one_at_a_time = self.one_reload_at_a_time();
         loop {
             let registered: BTreeMap<String, Arc<Breaker<C>>> =
                 self.breakers().into_iter().collect();
             let mut built = Vec::new();
             for (name, wanted) in &config.breakers {
                 let checked = match registered.get(name) {
-                    Some(breaker) => breaker.settings_for_reconfiguration(wanted).map(|_| ()),
+                    Some(breaker) => {
+                        match Self::other_name_of(breaker, name, config, &registered) {
+                            // One breaker, two names, two configurations: one would silently win.
+                            Some(other) if config.breakers[other] != *wanted => {
+                                return Err(RegistryConfigError::two_settings_for_one(name, other));
+                            }
+                            _ => breaker.settings_for_reconfiguration(wanted).map(|_| ()),
+                        }
+                    }
                     None => builder(name)
                         .config(*wanted)
                         .build()
@@ -322,6 +349,25 @@ impl<C: Clock + Default> Registry<C> {
                 .collect();
             return Ok(applied);
         }
+    }
+
+    /// Another name before `name` in `config` under which `breaker` is registered, if any.
+    fn other_name_of<'a>(
+        breaker: &Arc<Breaker<C>>,
+        name: &str,
+        config: &'a RegistryConfig,
+        registered: &BTreeMap<String, Arc<Breaker<C>>>,
+    ) -> Option<&'a str> {
+        config
+            .breakers
+            .keys()
+            .take_while(|other| other.as_str() != name)
+            .find(|other| {
+                registered
+                    .get(other.as_str())
+                    .is_some_and(|registered| Arc::ptr_eq(registered, breaker))
+            })
+            .map(String::as_str)
     }
 }
 

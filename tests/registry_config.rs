@@ -578,3 +578,78 @@ fn a_registry_file_is_read_by_name_only_never_by_position() {
         assert_eq!(error.field(), field, "{error}");
     }
 }
+
+#[test]
+fn one_breaker_under_two_names_gets_one_configuration_or_an_error() {
+    let registry = Registry::<ManualClock>::default();
+    let shared = registry
+        .get_or_insert_with("users-db", |_| builder().consecutive_failures(5))
+        .unwrap();
+    let alias = registry.insert_if_absent("users-db-read", Arc::clone(&shared));
+    assert!(Arc::ptr_eq(&alias, &shared));
+    let run = |n: usize| Config {
+        consecutive_failures: Some(n),
+        ..Config::default()
+    };
+    let mut config = RegistryConfig::default();
+    config.breakers.insert("users-db".into(), run(2));
+    config.breakers.insert("users-db-read".into(), run(3));
+    let error = registry
+        .apply_config(&config, |_| builder())
+        .expect_err("one breaker cannot have both");
+    assert_eq!(error.field(), "breakers.users-db-read", "{error}");
+    assert!(error.reason().contains("\"users-db\""), "{error}");
+    assert_eq!(
+        shared.config().consecutive_failures,
+        Some(5),
+        "nothing changed"
+    );
+
+    config.breakers.insert("users-db-read".into(), run(2));
+    let applied = registry.apply_config(&config, |_| builder()).unwrap();
+    assert_eq!(applied.reconfigured, ["users-db"]);
+    assert_eq!(
+        applied.unchanged,
+        ["users-db-read"],
+        "changed once, by its other name"
+    );
+    assert_eq!(shared.config().consecutive_failures, Some(2));
+}
+
+#[test]
+fn two_reloads_at_once_apply_one_file_and_then_the_other() {
+    let registry = Arc::new(Registry::<ManualClock>::default());
+    let file = |run: usize| {
+        let mut config = RegistryConfig::default();
+        for name in ["a", "b", "c", "d"] {
+            let config_of_one = Config {
+                consecutive_failures: Some(run),
+                failure_records: Some(8),
+                ..Config::default()
+            };
+            config.breakers.insert(name.into(), config_of_one);
+        }
+        config
+    };
+    let (first, second) = (file(2), file(3));
+    registry.apply_config(&first, |_| builder()).unwrap();
+    let mut mixed = 0;
+    for _ in 0..500 {
+        let (other, first_again) = (Arc::clone(&registry), first.clone());
+        let reload = std::thread::spawn(move || {
+            other.apply_config(&first_again, |_| builder()).unwrap();
+        });
+        registry.apply_config(&second, |_| builder()).unwrap();
+        reload.join().unwrap();
+        let runs: Vec<_> = registry
+            .breakers()
+            .iter()
+            .map(|(_, breaker)| breaker.config().consecutive_failures)
+            .collect();
+        if runs.iter().any(|run| *run != runs[0]) {
+            mixed += 1;
+        }
+        registry.apply_config(&first, |_| builder()).unwrap();
+    }
+    assert_eq!(mixed, 0, "rounds that left breakers from both files");
+}
