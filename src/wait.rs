@@ -236,7 +236,10 @@ mod async_wait {
         ///
         /// # Panics
         ///
-        /// If called outside a tokio runtime with the time driver enabled, as tokio's timer does.
+        /// If it has to wait (the breaker rejected the first attempt and `timeout` is not
+        /// over) outside a tokio runtime with the time driver enabled, as tokio's timer does. A
+        /// call admitted at once, or one whose `timeout` is zero, touches no timer and works
+        /// from any executor.
         #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
         pub async fn acquire_timeout_async(
             &self,
