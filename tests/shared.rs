@@ -737,3 +737,80 @@ fn the_memory_store_lets_an_answered_opening_give_way_and_no_other() {
         "answered at 5 ms"
     );
 }
+
+#[test]
+fn a_new_failure_after_an_own_opening_cut_short_is_followed() {
+    let store = MemoryStore::new();
+    let (a, b) = (instance_open_for(2 * OPEN), instance());
+    let (mut follow_a, mut follow_b) = (follower(&store, &a), follower(&store, &b));
+    trip(&a);
+    assert_eq!(follow_a.poll().published, 1); // a's 60 s
+    assert!(a.breaker.end_open_period()); // a health check saw the dependency answer
+    probe_succeeds(&a);
+    next_millisecond();
+    assert_eq!(follow_a.poll().recoveries_published, 1);
+    next_millisecond();
+    trip(&b); // a new failure, after the recovery: b's 30 s, sooner than a's old deadline
+    assert_eq!(follow_b.poll().published, 1);
+    let report = follow_a.poll();
+    assert_eq!(report.opened, 1, "a follows b's new opening: {report:?}");
+}
+
+#[test]
+fn a_failed_probe_is_followed_by_an_instance_that_closed_since_its_own_opening() {
+    let open = Duration::from_millis(300);
+    let store = MemoryStore::new();
+    let (a, b) = (instance_open_for(open), instance_open_for(open));
+    let (mut follow_a, mut follow_b) = (follower(&store, &a), follower(&store, &b));
+    trip(&b);
+    assert_eq!(follow_b.poll().published, 1);
+    std::thread::sleep(open + Duration::from_millis(20));
+    b.clock.advance(open + Duration::from_millis(20));
+    probe_succeeds(&b);
+    assert_eq!(follow_b.poll().recoveries_published, 1);
+    next_millisecond();
+    trip(&a);
+    assert_eq!(follow_a.poll().published, 1);
+    assert_eq!(follow_b.poll().opened, 1);
+    // Both periods end; a's probe fails, within a second of b's own old deadline.
+    std::thread::sleep(open + Duration::from_millis(20));
+    for instance in [&a, &b] {
+        instance.clock.advance(open + Duration::from_millis(20));
+    }
+    a.breaker.try_acquire().unwrap().failure();
+    assert_eq!(follow_a.poll().published, 1);
+    let report = follow_b.poll();
+    assert_eq!(
+        (report.opened + report.extended, b.breaker.state()),
+        (1, State::Open),
+        "b follows a's failed probe: {report:?}"
+    );
+}
+
+#[test]
+fn an_opening_an_own_probe_saw_end_is_not_applied_after_it() {
+    let store = MemoryStore::new();
+    let (a, c) = (
+        instance(),
+        instance_open_for(OPEN + Duration::from_millis(300)),
+    );
+    let (mut follow_a, mut follow_c) = (follower(&store, &a), follower(&store, &c));
+    trip(&a);
+    trip(&c); // the same failure, c's period a little longer: the store keeps c's
+    assert_eq!(follow_a.poll().published, 1);
+    next_millisecond();
+    assert_eq!(follow_c.poll().published, 1);
+    a.clock.advance(OPEN);
+    probe_succeeds(&a);
+    next_millisecond();
+    let report = follow_a.poll();
+    assert_eq!(
+        (
+            report.opened,
+            report.recoveries_published,
+            a.breaker.state()
+        ),
+        (0, 1, State::Closed),
+        "c's opening is the failure a's probe saw end: {report:?}"
+    );
+}

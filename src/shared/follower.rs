@@ -95,9 +95,16 @@ struct Entry {
     breaker: Arc<dyn Followed>,
     /// The generation of the last opening published, so that each is published once.
     published_generation: Option<u32>,
-    /// The latest deadline this follower published, in Unix milliseconds: reading it back
-    /// from the store is no news.
+    /// The latest deadline this follower published, in Unix milliseconds: one that ends
+    /// within [`SAME_FAILURE`] of it, while the breaker has not closed since, is the same
+    /// failure seen by another instance.
     published_until: u64,
+    /// The last opening this follower published, as stores keep it (Unix milliseconds of its
+    /// deadline and publish time): reading it back from the store is no news.
+    published: Option<(u64, u64)>,
+    /// Whether a poll saw the breaker closed after the last opening this follower published
+    /// (it may have opened again since, on another instance's opening).
+    closed_since_published: bool,
     /// The registry this entry came from (an index into `registries`), if any: it is dropped
     /// when the registry no longer holds this breaker under this name.
     registry: Option<usize>,
@@ -119,6 +126,17 @@ struct Entry {
 }
 
 impl Entry {
+    /// Notes whether the breaker is closed after the last opening published.
+    fn note_closing(&mut self) {
+        if let (Some(closed), Some(published)) =
+            (self.breaker.closed_generation(), self.published_generation)
+        {
+            if comes_after(closed, published) {
+                self.closed_since_published = true;
+            }
+        }
+    }
+
     fn new(name: String, breaker: Arc<dyn Followed>, registry: Option<usize>) -> Self {
         Entry {
             name,
@@ -126,6 +144,8 @@ impl Entry {
             registry,
             published_generation: None,
             published_until: 0,
+            published: None,
+            closed_since_published: false,
             external_generation: None,
             settled: None,
             applied_at: 0,
@@ -364,18 +384,23 @@ impl<S: OpeningStore> SharedOpenings<S> {
         }
     }
 
-    /// Applies the store's deadlines and recoveries to the followed breakers, judges the
-    /// shared windows (with [`share_windows`](SharedOpenings::share_windows)), then publishes
-    /// the breakers' own new openings and recoveries (the steps in the [module
-    /// docs](super)). A store error for one name is reported and does not stop the others.
+    /// Publishes the followed breakers' recoveries, applies the store's openings and
+    /// recoveries to them, judges the shared windows (with
+    /// [`share_windows`](SharedOpenings::share_windows)), then publishes the breakers' own new
+    /// openings (the steps in the [module docs](super)). A store error for one name is
+    /// reported and does not stop the others.
     pub fn poll(&mut self) -> PollReport {
         self.sync_registries();
         let mut report = PollReport::default();
         for entry in &mut self.entries {
-            // The others' news first: a breaker that an opening from the store already opens
-            // waits for that opening's probe rather than open on the windows by itself. Then
-            // this instance's own judgement, and what it has to tell.
+            entry.note_closing();
+            // A recovery of this breaker first: it answers the openings published before it,
+            // which this breaker's probe has seen end. Then the others' news: a breaker that
+            // an opening from the store already opens waits for that opening's probe rather
+            // than open on the windows by itself. Then this instance's own judgement, and
+            // what it has to tell.
             let steps = [
+                Self::publish_own_recovery(&mut self.store, entry, &mut report),
                 Self::apply_remote_opening(
                     &mut self.store,
                     entry,
@@ -385,7 +410,6 @@ impl<S: OpeningStore> SharedOpenings<S> {
                 Self::apply_remote_recovery(&mut self.store, entry, &mut report),
                 Self::share_window(&mut self.store, entry, &self.window_sharing, &mut report),
                 Self::publish_own_opening(&mut self.store, entry, &mut report),
-                Self::publish_own_recovery(&mut self.store, entry, &mut report),
             ];
             for error in steps.into_iter().filter_map(Result::err) {
                 report.errors.push((entry.name.clone(), error));
@@ -412,6 +436,8 @@ impl<S: OpeningStore> SharedOpenings<S> {
         store.publish(&entry.name, Opening::new(until, now))?;
         entry.published_generation = Some(generation);
         entry.published_until = entry.published_until.max(unix_millis(until));
+        entry.published = Some((unix_millis(until), unix_millis(now)));
+        entry.closed_since_published = false;
         entry.recovery_due = Some(generation);
         report.published += 1;
         Ok(())
@@ -540,21 +566,16 @@ impl<S: OpeningStore> SharedOpenings<S> {
             return Ok(()); // applied already, or answered
         }
         let until_millis = unix_millis(opening.until);
-        let closed = entry.breaker.closed_generation();
-        let closed_since_ours = match (closed, entry.published_generation) {
-            (Some(closed), Some(published)) => comes_after(closed, published),
-            _ => false,
-        };
-        let ours = if closed_since_ours {
-            entry.published_until
-        } else {
-            entry
-                .published_until
-                .saturating_add(SAME_FAILURE.as_millis() as u64)
-        };
-        if until_millis <= ours {
-            return Ok(()); // this instance's own failure, or the same one seen by another
+        if entry.published == Some((until_millis, unix_millis(opening.published_at))) {
+            return Ok(()); // this instance's own
         }
+        let same_failure = entry
+            .published_until
+            .saturating_add(SAME_FAILURE.as_millis() as u64);
+        if !entry.closed_since_published && until_millis <= same_failure {
+            return Ok(()); // this instance's failure, seen by another that tripped with it
+        }
+        let closed = entry.breaker.closed_generation();
         if closed.is_some() && unix_millis(opening.published_at) <= entry.own_opening_seen_at {
             return Ok(()); // older than the probe that closed the breaker after its own opening
         }

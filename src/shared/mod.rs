@@ -7,28 +7,30 @@
 //! it is polled (from a thread of its own with [`SharedOpenings::spawn_polling`], or from the
 //! caller's own timer with [`SharedOpenings::poll`]):
 //!
-//! 1. reads each name's opening back from an [`OpeningStore`], and opens a closed or
+//! 1. publishes a recovery when a followed breaker has closed since its last opening (its
+//!    probe succeeded, or it was reset): first, so that it answers the openings published
+//!    before it, whose failure this breaker's probe saw end;
+//! 2. reads each name's opening back from an [`OpeningStore`], and opens a closed or
 //!    half-open breaker until its deadline ([`Breaker::open_for`](crate::Breaker::open_for),
 //!    [`Trigger::External`](crate::Trigger::External)), or makes the opening it applied before
-//!    longer. Not an opening that ends within a second of one this instance published while
-//!    its breaker has not closed since: that is the same failure seen by two instances that
-//!    tripped at about the same time. Nor, while the breaker is closed, one published before
-//!    this follower last saw the breaker in an opening of its own: the probe that closed it
-//!    came later than that news. Nor one that a recovery recorded after its publish time has
-//!    answered: the dependency answered someone since (this follower may have come late);
-//! 2. ends an opening it applied from the store early when the store records a recovery made
+//!    longer. Not the opening this instance published itself, nor one that ends within a
+//!    second of it while no poll has seen its breaker closed since: that is the same failure
+//!    seen by two instances that tripped at about the same time. Nor, while the breaker is
+//!    closed, one published before this follower last saw the breaker in an opening of its
+//!    own: the probe that closed it came later than that news. Nor one that a recovery
+//!    recorded after its publish time has answered: the dependency answered someone since
+//!    (this follower may have come late);
+//! 3. ends an opening it applied from the store early when the store records a recovery made
 //!    after it applied it ([`Breaker::end_open_period`](crate::Breaker::end_open_period)):
 //!    the breaker's next call probes. A recovery stamped more than a second ahead of this
 //!    machine's clock is not believed;
-//! 3. with [`SharedOpenings::share_windows`], publishes each followed breaker's rate window,
+//! 4. with [`SharedOpenings::share_windows`], publishes each followed breaker's rate window,
 //!    and opens a breaker that is still closed if the fresh windows of all instances, added
 //!    up, meet its rule;
-//! 4. publishes every opening a followed breaker made by itself (a trip, a failed probe, or
-//!    step 3) as a wall-clock deadline and publish time under the breaker's name; the store
+//! 5. publishes every opening a followed breaker made by itself (a trip, a failed probe, or
+//!    step 4) as a wall-clock deadline and publish time under the breaker's name; the store
 //!    keeps the opening that ends later, unless the one it keeps is answered by a recovery
-//!    (then the new one, whenever it ends), and the later of two recoveries;
-//! 5. publishes a recovery when a followed breaker has closed since its last opening (its
-//!    probe succeeded, or it was reset).
+//!    (then the new one, whenever it ends), and the later of two recoveries.
 //!
 //! By default each instance still probes when the period ends, and one whose probe fails
 //! opens again and publishes that. With [`SharedOpenings::wait_for_probe`], one instance
