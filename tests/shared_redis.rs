@@ -474,3 +474,48 @@ fn a_recovery_replaces_one_stamped_far_ahead() {
         "the stamp an hour ahead is replaced"
     );
 }
+
+/// Sends one command to the server as text, and reads (and drops) its reply.
+fn send(server: &Server, command: &str) {
+    let mut raw = TcpStream::connect(&server.address).unwrap();
+    raw.write_all(command.as_bytes()).unwrap();
+    let mut reply = [0u8; 64];
+    let _ = raw.read(&mut reply).unwrap();
+}
+
+#[test]
+fn values_too_long_for_a_time_are_replaced_or_dropped_by_the_next_publish() {
+    let Some(server) = start_server(&[]) else {
+        return;
+    };
+    // 20 digits: Lua reads a float, and no u64 holds it.
+    send(
+        &server,
+        "SET hotbreaker:open:db \"99999999999999999999 1\"\r\n",
+    );
+    send(
+        &server,
+        "HSET hotbreaker:windows:db other \"1 2 99999999999999999999\"\r\n",
+    );
+    send(
+        &server,
+        "SET hotbreaker:recovered:db 99999999999999999999\r\n",
+    );
+    let mut store = RedisStore::new(&server.address);
+    assert!(store.opening("db").is_err(), "no opening to read");
+    let opening = opening_for(Duration::from_secs(30));
+    store.publish("db", opening).unwrap();
+    let kept = store.opening("db").unwrap().expect("the opening published");
+    assert_eq!(millis(kept.until), millis(opening.until));
+    store
+        .publish_window("db", &WindowShare::new("me", 0, 4, SystemTime::now()))
+        .unwrap();
+    let windows = store.windows("db").unwrap();
+    assert_eq!(windows.len(), 1, "{windows:?}");
+    let now = SystemTime::now();
+    store.publish_recovery("db", now).unwrap();
+    assert_eq!(
+        millis(store.recovered_at("db").unwrap().unwrap()),
+        millis(now)
+    );
+}

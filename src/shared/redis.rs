@@ -13,11 +13,11 @@ use super::{
 /// milliseconds later, and lets Redis forget it after `ARGV[2]` milliseconds. One script, so
 /// that two instances publishing at once cannot leave the earlier time. A kept value that is
 /// not digits alone is no time (`millis_at` refuses it too: Lua's `tonumber` would read
-/// `1e15`) and is replaced.
+/// `1e15`) and is replaced, and so is one of more than 15 digits ([`MILLIS_DIGITS`]).
 const RECOVERY_SCRIPT: &str = "\
 local raw = redis.call('GET', KEYS[1])
 local kept = 0
-if raw and string.match(raw, '^%d+$') then kept = tonumber(raw) end
+if raw and #raw <= 15 and string.match(raw, '^%d+$') then kept = tonumber(raw) end
 local new = tonumber(ARGV[1])
 if kept < new or kept - new > tonumber(ARGV[3]) then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
@@ -29,13 +29,16 @@ return 0";
 /// milliseconds, unless the one kept ends later and is not answered: the recovery under
 /// `KEYS[2]` is later than the kept one's publish time, and no later than `ARGV[4]` (the new
 /// one's publish time and `RECOVERY_AHEAD`). One script, so that two instances publishing at
-/// once cannot leave the wrong one. A kept value that is no opening is replaced.
+/// once cannot leave the wrong one. A kept value that is no opening `opening` can read is
+/// replaced (times of more than 15 digits included: [`MILLIS_DIGITS`]).
 const OPENING_SCRIPT: &str = "\
 local raw = redis.call('GET', KEYS[1])
 local until_kept, published_kept
 if raw then
   local u, p = string.match(raw, '^(%d+) (%d+)$')
-  until_kept, published_kept = tonumber(u), tonumber(p)
+  if u and #u <= 15 and #p <= 15 then
+    until_kept, published_kept = tonumber(u), tonumber(p)
+  end
 end
 if until_kept and until_kept >= tonumber(ARGV[1]) then
   local recovered = redis.call('GET', KEYS[2])
@@ -60,6 +63,7 @@ local cutoff = tonumber(ARGV[4])
 local fields = redis.call('HGETALL', KEYS[1])
 for i = 1, #fields, 2 do
   local f, c, at = string.match(fields[i + 1], '^(%d+) (%d+) (%d+)$')
+  if at and #at > 15 then at = nil end
   f, c, at = tonumber(f), tonumber(c), tonumber(at)
   if at == nil or at < cutoff or f > c or c > 4294967295 then
     redis.call('HDEL', KEYS[1], fields[i])
@@ -67,6 +71,12 @@ for i = 1, #fields, 2 do
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return 1";
+
+/// The most digits a time in Unix milliseconds may have in Redis, for the scripts and the
+/// reads alike: Lua reads numbers as doubles, exact up to 2^53 (16 digits), and a longer one
+/// would compare wrongly there and not parse here (above `u64::MAX`). Fifteen digits reach
+/// the year 33658.
+const MILLIS_DIGITS: usize = 15;
 
 /// How long Redis keeps a name's windows after the latest one published, and each window
 /// after it was published.
@@ -258,7 +268,7 @@ impl RedisStore {
             Reply::Bulk(None) => Ok(None),
             Reply::Bulk(Some(bytes)) => std::str::from_utf8(&bytes)
                 .ok()
-                .and_then(|text| text.parse::<u64>().ok())
+                .and_then(millis)
                 .map(Some)
                 .ok_or_else(|| {
                     StoreError::new(format!(
@@ -453,20 +463,30 @@ impl OpeningStore for RedisStore {
 /// An opening's value: `until published_at`, in Unix milliseconds.
 fn parse_opening(value: &[u8]) -> Option<(u64, u64)> {
     let (until, published_at) = std::str::from_utf8(value).ok()?.split_once(' ')?;
-    let digits = |text: &str| {
-        (!text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()))
-            .then(|| text.parse::<u64>().ok())
-            .flatten()
-    };
-    Some((digits(until)?, digits(published_at)?))
+    Some((millis(until)?, millis(published_at)?))
+}
+
+/// A time in Unix milliseconds as the scripts keep it: digits only, at most
+/// [`MILLIS_DIGITS`] of them.
+fn millis(text: &str) -> Option<u64> {
+    (text.len() <= MILLIS_DIGITS)
+        .then(|| digits(text))
+        .flatten()
+}
+
+/// Digits only (no sign, unlike `u64::from_str`, and as Lua's `%d+`), as a number.
+fn digits(text: &str) -> Option<u64> {
+    (!text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| text.parse::<u64>().ok())
+        .flatten()
 }
 
 /// One field of a windows hash: the instance, and `failures calls unix_millis`.
 fn parse_window(instance: &[u8], value: &[u8]) -> Option<WindowShare> {
     let instance = std::str::from_utf8(instance).ok()?;
     let mut numbers = std::str::from_utf8(value).ok()?.split(' ');
-    let mut next = || numbers.next()?.parse::<u64>().ok();
-    let (failures, calls, at) = (next()?, next()?, next()?);
+    let (failures, calls) = (digits(numbers.next()?)?, digits(numbers.next()?)?);
+    let at = millis(numbers.next()?)?;
     if numbers.next().is_some() || failures > calls {
         return None;
     }
