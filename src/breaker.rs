@@ -508,10 +508,13 @@ impl<C: Clock> Breaker<C> {
             TimedVerdict::Judged => {}
             TimedVerdict::InTime(outcome) => self.record(generation, kind, outcome),
             TimedVerdict::Slow => {
-                self.record(generation, kind, Outcome::Failure);
-                // After the failure's count, and with release: a snapshot reads the slow
-                // calls first (acquire), so it never shows more of them than of failures.
+                // Both counts before the judgement, which may trip the breaker and run the
+                // listeners (which may read the metrics, or panic). The slow call after the
+                // failure, with release: a snapshot reads the slow calls first (acquire), so it
+                // never shows more of them than of failures.
+                self.stripes.local().bump(Counter::Failures);
                 self.stripes.add_after(Counter::SlowCalls, 1);
+                self.judge_failure(generation, kind);
             }
         }
     }
@@ -809,21 +812,7 @@ impl<C: Clock> Breaker<C> {
             }
             Outcome::Failure => {
                 local.bump(Counter::Failures);
-                match kind {
-                    PermitKind::Closed | PermitKind::ClosedCounted => {
-                        let judged = self.window.record_failure(
-                            &self.settings,
-                            generation,
-                            &self.stripes,
-                            || self.is_closed_in(generation),
-                        );
-                        if let Judgement::Trip(cause) = judged {
-                            self.trip(generation, cause);
-                        }
-                    }
-                    PermitKind::Probe { .. } => self.probe_failed(generation),
-                    PermitKind::Forced { .. } => {}
-                }
+                self.judge_failure(generation, kind);
             }
             Outcome::Ignore => {
                 local.bump(Counter::Ignored);
@@ -831,6 +820,26 @@ impl<C: Clock> Breaker<C> {
                     self.probe_ended(generation);
                 }
             }
+        }
+    }
+
+    /// Feeds a failure of a permit of `generation`, counted already, to what `kind` answers
+    /// to: the window's rules, or the half-open probes. It may trip the breaker, and the
+    /// listeners then run: every count of the failure comes before.
+    fn judge_failure(&self, generation: u32, kind: PermitKind) {
+        match kind {
+            PermitKind::Closed | PermitKind::ClosedCounted => {
+                let judged =
+                    self.window
+                        .record_failure(&self.settings, generation, &self.stripes, || {
+                            self.is_closed_in(generation)
+                        });
+                if let Judgement::Trip(cause) = judged {
+                    self.trip(generation, cause);
+                }
+            }
+            PermitKind::Probe { .. } => self.probe_failed(generation),
+            PermitKind::Forced { .. } => {}
         }
     }
 

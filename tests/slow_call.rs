@@ -205,3 +205,44 @@ async fn async_calls_are_timed_around_the_future() {
     let metrics = breaker.metrics();
     assert_eq!((metrics.state, metrics.slow_calls), (State::Open, 2));
 }
+
+#[test]
+fn a_slow_success_is_counted_whole_before_the_opening_it_makes_is_announced() {
+    let clock = ManualClock::new();
+    let breaker: Arc<std::sync::OnceLock<Arc<Breaker<ManualClock>>>> = Arc::default();
+    let seen = Arc::new(std::sync::Mutex::new(None));
+    let built = {
+        let (breaker, seen) = (Arc::clone(&breaker), Arc::clone(&seen));
+        Breaker::builder()
+            .consecutive_failures(1)
+            .slow_call(LIMIT)
+            .clock(clock.clone())
+            .on_transition(move |transition| {
+                if transition.to == State::Open {
+                    let metrics = breaker.get().unwrap().metrics();
+                    *seen.lock().unwrap() = Some((metrics.failures, metrics.slow_calls));
+                    panic!("a listener that fails");
+                }
+            })
+            .build()
+            .unwrap()
+    };
+    let built = Arc::new(built);
+    breaker.set(Arc::clone(&built)).ok().unwrap();
+    let permit = built.try_acquire().unwrap();
+    clock.advance(LIMIT * 2);
+    let ended = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| permit.success()));
+    assert!(ended.is_err(), "the listener's panic comes through");
+    assert_eq!(built.state(), State::Open);
+    assert_eq!(
+        *seen.lock().unwrap(),
+        Some((1, 1)),
+        "what the listener of the opening saw: (failures, slow calls)"
+    );
+    let metrics = built.metrics();
+    assert_eq!(
+        (metrics.failures, metrics.slow_calls),
+        (1, 1),
+        "{metrics:?}"
+    );
+}
