@@ -106,8 +106,9 @@ struct TransitionCounts {
     openings: AtomicU64,
     half_openings: AtomicU64,
     closings: AtomicU64,
-    /// What `metrics_export::export` has added to the exported counters for this breaker: in
-    /// the room the padding of this line leaves, so the feature adds no memory.
+    /// What `metrics_export::export` has added to the exported counters for this breaker, by
+    /// name: in the room the padding of this line leaves, so the feature adds no memory to
+    /// the breaker (a name and seven numbers on the heap for each name it is exported under).
     #[cfg(feature = "metrics")]
     exported: crate::metrics_export::ExportedTotals,
 }

@@ -47,7 +47,6 @@ use crate::clock::Clock;
 use crate::listener::Transition;
 use crate::registry::Registry;
 use crate::state::State;
-use crate::sync::{AtomicU64, Ordering};
 
 /// Calls that ended, by `outcome`: `success`, `failure`, `ignored`, or `released` (the permit
 /// was dropped without a verdict, such as a cancelled request).
@@ -117,43 +116,55 @@ pub fn describe() {
 /// Sets the metrics of `breaker`, labelled `breaker = name`, from its counters: call it from
 /// the exporter's scrape hook.
 ///
-/// Each counter grows by what the breaker counted since its last export (the breaker keeps
-/// what it exported), so calling it often or rarely makes no difference to what is counted,
-/// two exports at once count nothing twice, and a new breaker exported under the name of
-/// one before it adds to that one's counts rather than hide under them (a counter set to a
-/// smaller absolute value would not move, or would go backwards). Export each breaker under
-/// one name: a breaker exported under two adds each count to only one of them. It reads
-/// every stripe of the breaker once ([`Breaker::metrics`]) and costs one recorder lookup per
-/// metric; the calls through the breaker do no work for it.
+/// Each counter grows by what the breaker counted since its last export under `name` (the
+/// breaker keeps what it exported under each name), so calling it often or rarely makes no
+/// difference to what is counted, two exports at once count nothing twice, a new breaker
+/// exported under the name of one before it adds to that one's counts rather than hide
+/// under them (a counter set to a smaller absolute value would not move, or would go
+/// backwards), and a breaker exported under two names (a registry's alias) counts whole
+/// under each. It reads every stripe of the breaker once ([`Breaker::metrics`]) and costs
+/// one recorder lookup per metric; the calls through the breaker do no work for it.
 pub fn export<C: Clock>(name: &str, breaker: &Breaker<C>) {
     let metrics = breaker.metrics();
-    let exported = breaker.exported_totals();
-    // Successes are there only if the breaker counts them (`Builder::count_successes`).
-    let outcomes = [
-        ("success", metrics.successes, Exported::Successes),
-        ("failure", Some(metrics.failures), Exported::Failures),
-        ("ignored", Some(metrics.ignored), Exported::Ignored),
-        ("released", Some(metrics.released), Exported::Released),
-    ];
-    for (outcome, total, which) in outcomes {
-        if let Some(total) = total {
-            counter!(CALLS, "breaker" => name.to_owned(), "outcome" => outcome)
-                .increment(exported.rise(which, total));
-        }
+    let totals = Exported::ALL.map(|which| match which {
+        // Only if the breaker counts them (`Builder::count_successes`).
+        Exported::Successes => metrics.successes,
+        Exported::Failures => Some(metrics.failures),
+        Exported::Ignored => Some(metrics.ignored),
+        Exported::Released => Some(metrics.released),
+        Exported::Rejected => Some(metrics.rejected),
+        Exported::SlowCalls => Some(metrics.slow_calls),
+        Exported::HungCalls => Some(metrics.hung_calls),
+    });
+    let rises = breaker.exported_totals().rises(name, totals);
+    for (which, rise) in Exported::ALL.into_iter().zip(rises) {
+        let Some(rise) = rise else { continue };
+        let counter = match which {
+            Exported::Successes => {
+                counter!(CALLS, "breaker" => name.to_owned(), "outcome" => "success")
+            }
+            Exported::Failures => {
+                counter!(CALLS, "breaker" => name.to_owned(), "outcome" => "failure")
+            }
+            Exported::Ignored => {
+                counter!(CALLS, "breaker" => name.to_owned(), "outcome" => "ignored")
+            }
+            Exported::Released => {
+                counter!(CALLS, "breaker" => name.to_owned(), "outcome" => "released")
+            }
+            Exported::Rejected => counter!(REJECTED, "breaker" => name.to_owned()),
+            Exported::SlowCalls => counter!(SLOW_CALLS, "breaker" => name.to_owned()),
+            Exported::HungCalls => counter!(HUNG_CALLS, "breaker" => name.to_owned()),
+        };
+        counter.increment(rise);
     }
-    counter!(REJECTED, "breaker" => name.to_owned())
-        .increment(exported.rise(Exported::Rejected, metrics.rejected));
-    counter!(SLOW_CALLS, "breaker" => name.to_owned())
-        .increment(exported.rise(Exported::SlowCalls, metrics.slow_calls));
-    counter!(HUNG_CALLS, "breaker" => name.to_owned())
-        .increment(exported.rise(Exported::HungCalls, metrics.hung_calls));
     set_state(name, metrics.state);
     gauge!(FAILURE_RATE, "breaker" => name.to_owned()).set(metrics.failure_rate());
 }
 
-/// The counters [`export`] adds to, one [`ExportedTotals`] place each.
+/// The counters [`export`] adds to.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum Exported {
+enum Exported {
     Successes,
     Failures,
     Ignored,
@@ -163,18 +174,52 @@ pub(crate) enum Exported {
     HungCalls,
 }
 
-/// What [`export`] has added to the counters for one breaker: per counter, the largest of the
-/// breaker's totals that an export read. Kept in the breaker, next to its counts.
+impl Exported {
+    const ALL: [Exported; 7] = [
+        Exported::Successes,
+        Exported::Failures,
+        Exported::Ignored,
+        Exported::Released,
+        Exported::Rejected,
+        Exported::SlowCalls,
+        Exported::HungCalls,
+    ];
+}
+
+/// What [`export`] has added to the counters for one breaker, per name it was exported
+/// under: per counter, the largest of the breaker's totals that an export read. Kept in the
+/// breaker, next to its counts. A lock, taken by exports only (never by a call), so that two
+/// exports under one name at once each add only what the other did not.
 #[derive(Default)]
-pub(crate) struct ExportedTotals([AtomicU64; 7]);
+pub(crate) struct ExportedTotals(std::sync::Mutex<Vec<(String, [u64; 7])>>);
 
 impl ExportedTotals {
-    /// How much an export that read `total` adds to counter `which`: its rise above the
-    /// largest total read before. Relaxed: these are numbers, and each rise is claimed by one
-    /// read-modify-write (`fetch_max`), so exports at once add, between them, exactly the
-    /// largest total any of them read (totals only grow).
-    fn rise(&self, which: Exported, total: u64) -> u64 {
-        total.saturating_sub(self.0[which as usize].fetch_max(total, Ordering::Relaxed))
+    /// What an export under `name` that read `totals` adds to each counter: each total's rise
+    /// above the largest read before under that name (`None` where there is no total).
+    fn rises(&self, name: &str, totals: [Option<u64>; 7]) -> [Option<u64>; 7] {
+        // A panic while held can only come from a push; the numbers stay whole.
+        let mut exported = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let index = match exported
+            .iter()
+            .position(|(exported_as, _)| exported_as == name)
+        {
+            Some(index) => index,
+            None => {
+                exported.push((name.to_owned(), [0; 7]));
+                exported.len() - 1
+            }
+        };
+        let largest = &mut exported[index].1;
+        std::array::from_fn(|i| {
+            totals[i].map(|total| {
+                let rise = total.saturating_sub(largest[i]);
+                largest[i] = largest[i].max(total);
+                rise
+            })
+        })
     }
 }
 
@@ -249,17 +294,22 @@ impl<C: Clock> Registry<C> {
 mod tests {
     use super::*;
 
+    /// Totals of failures (index 1) and rejections (index 4) only.
+    fn totals(failures: u64, rejected: u64) -> [Option<u64>; 7] {
+        let mut totals = [None; 7];
+        totals[1] = Some(failures);
+        totals[4] = Some(rejected);
+        totals
+    }
+
     #[test]
-    fn an_export_adds_only_the_rise_above_the_largest_total_read_before() {
+    fn an_export_adds_only_the_rise_above_the_largest_total_read_before_under_its_name() {
         let exported = ExportedTotals::default();
-        assert_eq!(exported.rise(Exported::Failures, 10), 10);
-        // An export that read its total before the one above, and ends after it.
-        assert_eq!(exported.rise(Exported::Failures, 8), 0);
-        assert_eq!(exported.rise(Exported::Failures, 12), 2);
-        assert_eq!(
-            exported.rise(Exported::Rejected, 3),
-            3,
-            "each counter apart"
-        );
+        assert_eq!(exported.rises("a", totals(10, 3)), totals(10, 3));
+        // An export that read its totals before the one above, and ends after it.
+        assert_eq!(exported.rises("a", totals(8, 3)), totals(0, 0));
+        assert_eq!(exported.rises("a", totals(12, 5)), totals(2, 2));
+        // The same breaker under another name: counted whole there too.
+        assert_eq!(exported.rises("b", totals(12, 5)), totals(12, 5));
     }
 }

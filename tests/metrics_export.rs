@@ -377,3 +377,20 @@ fn a_breaker_removed_while_it_is_exported_is_not_left_reported_open() {
     assert!(registry.get("users").is_none());
     assert_eq!(recorder.inner.gauge(&state("users", "open")), Some(0.0));
 }
+
+#[test]
+fn a_breaker_under_two_names_is_exported_whole_under_each() {
+    let recorder = TestRecorder::default();
+    let registry = Registry::<ManualClock>::default();
+    let users = users_in(&registry);
+    let alias = registry.insert_if_absent("users-read", Arc::clone(&users));
+    assert!(Arc::ptr_eq(&alias, &users));
+    with_local_recorder(&recorder, || {
+        users.try_acquire().unwrap().ignore();
+        registry.export_metrics();
+        users.try_acquire().unwrap().ignore();
+        registry.export_metrics();
+    });
+    assert_eq!(recorder.counter(&calls("users", "ignored")), Some(2));
+    assert_eq!(recorder.counter(&calls("users-read", "ignored")), Some(2));
+}
