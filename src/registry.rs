@@ -24,7 +24,8 @@ use crate::sync::Swappable;
 ///   clones one `Arc`.
 /// - Inserting or removing a name copies the map and swaps the copy in with a
 ///   compare-and-swap, retried when another insertion won, so that neither readers nor
-///   writers ever wait for each other. Registries are meant to hold tens of breakers, filled
+///   writers ever wait for each other; only two [`apply_config`](Registry::apply_config)
+///   reloads wait, one for the other. Registries are meant to hold tens of breakers, filled
 ///   at start-up.
 /// - [`snapshot`](Registry::snapshot) reads each breaker's [`metrics`](Breaker::metrics)
 ///   and takes no lock either.
@@ -57,6 +58,37 @@ pub struct Registry<C: Clock = QuantaClock> {
     /// mix of both breaker by breaker. Guards no data (a panic in a builder leaves nothing to
     /// repair) and is taken by nothing else: lookups and insertions never wait for it.
     reloads: std::sync::Mutex<()>,
+    /// The thread holding `reloads` (its [`thread_token`]), 0 if none: a builder that
+    /// applies a configuration to this registry again, on the same thread, goes on without
+    /// waiting for itself. Relaxed: a thread only ever compares it with its own token, which
+    /// only it writes (while it holds the lock, and back to 0 before letting it go).
+    reload_holder: std::sync::atomic::AtomicUsize,
+}
+
+/// A number unique to the calling thread among the threads alive: the address of a
+/// thread-local of its own.
+fn thread_token() -> usize {
+    std::thread_local! {
+        static TOKEN: u8 = const { 0 };
+    }
+    TOKEN.with(|token| std::ptr::from_ref(token) as usize)
+}
+
+/// [`Registry::one_reload_at_a_time`]'s guard.
+pub(crate) struct ReloadGuard<'a> {
+    /// The lock and the holder to clear, unless this thread held them already.
+    held: Option<(
+        std::sync::MutexGuard<'a, ()>,
+        &'a std::sync::atomic::AtomicUsize,
+    )>,
+}
+
+impl Drop for ReloadGuard<'_> {
+    fn drop(&mut self) {
+        if let Some((_lock, holder)) = self.held.take() {
+            holder.store(0, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
 }
 
 type BreakerMap<C> = BTreeMap<String, Arc<Breaker<C>>>;
@@ -74,16 +106,28 @@ impl<C: Clock> Default for Registry<C> {
         Registry {
             breakers: Swappable::new(BTreeMap::new()),
             reloads: std::sync::Mutex::new(()),
+            reload_holder: std::sync::atomic::AtomicUsize::new(0),
         }
     }
 }
 
 impl<C: Clock> Registry<C> {
-    /// Waits for a reload in progress on another thread; see `reloads`.
-    pub(crate) fn one_reload_at_a_time(&self) -> std::sync::MutexGuard<'_, ()> {
-        self.reloads
+    /// Waits for a reload in progress on another thread; see `reloads`. On the thread that
+    /// holds it (a builder of that reload applying another), goes on at once.
+    pub(crate) fn one_reload_at_a_time(&self) -> ReloadGuard<'_> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let me = thread_token();
+        if self.reload_holder.load(Relaxed) == me {
+            return ReloadGuard { held: None };
+        }
+        let lock = self
+            .reloads
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        self.reload_holder.store(me, Relaxed);
+        ReloadGuard {
+            held: Some((lock, &self.reload_holder)),
+        }
     }
 
     /// The breaker registered as `name`, if any. Takes no lock.

@@ -270,7 +270,9 @@ impl<C: Clock + Default> Registry<C> {
     /// configuration gives different settings: the error names the second name.
     ///
     /// Two reloads at once (a file watcher that fires twice) apply one after the other,
-    /// each whole: a reload waits for one in progress on another thread.
+    /// each whole: a reload waits for one in progress on another thread. A `builder` may
+    /// apply a configuration to this registry itself (building one breaker makes sure of
+    /// another): that reload runs at once, inside this one.
     ///
     /// # Examples
     ///

@@ -653,3 +653,33 @@ fn two_reloads_at_once_apply_one_file_and_then_the_other() {
     }
     assert_eq!(mixed, 0, "rounds that left breakers from both files");
 }
+
+#[test]
+fn a_builder_may_apply_a_configuration_to_its_own_registry() {
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let registry = Arc::new(Registry::<ManualClock>::default());
+        let one = |name: &str| {
+            let mut config = RegistryConfig::default();
+            config.breakers.insert(name.into(), Config::default());
+            config
+        };
+        let (outer, inner) = (one("a"), one("a-fallback"));
+        let inside = Arc::clone(&registry);
+        let applied = registry
+            .apply_config(&outer, move |_| {
+                // Building "a" makes sure its fallback is there too.
+                inside.apply_config(&inner, |_| builder()).unwrap();
+                builder()
+            })
+            .unwrap();
+        let names: Vec<String> = registry.breakers().into_iter().map(|(n, _)| n).collect();
+        done.send((applied.inserted, names)).unwrap();
+    });
+    // Generous: the apply takes microseconds; a deadlock never ends.
+    let (inserted, names) = finished
+        .recv_timeout(Duration::from_secs(30))
+        .expect("apply_config called from a builder of apply_config never returned");
+    assert_eq!(inserted, ["a"]);
+    assert_eq!(names, ["a", "a-fallback"]);
+}
