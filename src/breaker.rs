@@ -28,10 +28,10 @@ use crate::window::{Judgement, TripCause, Window};
 /// # Performance
 ///
 /// - [`try_acquire`](Breaker::try_acquire) while closed: one atomic load. Wait-free.
-/// - A success while the window holds no failure: one atomic load and one store to a cache
-///   line this thread owns. Wait-free, no shared write.
-/// - A success while a failure is in the window: two stores to this thread's line; now and
-///   then, a read of every stripe.
+/// - A success while the window holds no failure: one atomic load, no write (with
+///   `count_successes`, one store to a cache line this thread owns). Wait-free.
+/// - A success while a failure is in the window: one store to this thread's line (two with
+///   `count_successes`); now and then, a read of every stripe. No shared write.
 /// - A failure: a compare-and-swap on the window word and a read of every stripe; lock-free.
 /// - A rejection while open: one clock reading; no shared write.
 /// - With a `slow_call` limit, every call: two clock readings and two compare-and-swaps on

@@ -158,7 +158,7 @@ impl<C: Clock> Builder<C> {
     /// A success while the window holds no failure is otherwise one load and nothing more,
     /// inlined into the caller. With counting on, every call also adds one to a counter in a
     /// cache line this thread owns (a plain store, no shared write), and takes the breaker's
-    /// out-of-line path: about 100 instructions per healthy call instead of 20, 12-13 ns
+    /// out-of-line path: about 100 instructions per healthy call instead of 18, 12-13 ns
     /// instead of about 1.5 ns in a tight loop on the machine `benches/PERFORMANCE.md`
     /// describes. Still no lock, no atomic read-modify-write and no clock read.
     /// [`Metrics::successes`](crate::Metrics::successes) and

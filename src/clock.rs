@@ -1,8 +1,10 @@
 //! Where the breaker's notion of time comes from.
 //!
 //! The breaker reads the clock only where a decision needs it: when a failure trips it (to set
-//! the end of the open period) and while it is open (to see whether that period has ended). A
-//! healthy call never reads the clock.
+//! the end of the open period), while it is open (to see whether that period has ended), when
+//! a probe is admitted or given up on, and, under a `slow_call` limit, when a call is admitted
+//! and when it ends (to time it). Without a slow-call limit, a healthy call never reads the
+//! clock.
 
 use std::fmt;
 use std::time::Duration;

@@ -13,7 +13,7 @@
 //!
 //! A stripe holds the metrics counters and the window's success count. Readers (metrics, the
 //! failure path) sum the stripes with relaxed loads; why that is enough for the window is
-//! argued in `window.rs`.
+//! argued in `window/mod.rs` ("Memory ordering", point 1).
 
 use std::cell::Cell;
 

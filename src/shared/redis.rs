@@ -1,5 +1,6 @@
-//! An opening store on a Redis server, through a small client of its own: two commands in
-//! RESP2 over one TCP connection, so the feature adds no dependency.
+//! An opening store on a Redis server, through a small client of its own: a few commands
+//! (`EVAL`, `GET`, `HGETALL`, and `PING` and `AUTH`) in RESP2 over one TCP connection, so the
+//! feature adds no dependency.
 
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
