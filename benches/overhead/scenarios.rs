@@ -1,6 +1,7 @@
 //! The groups: what is called, how often it fails, and on how many threads.
 
 use std::hint::black_box;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use criterion::{BenchmarkGroup, Criterion, measurement::WallTime};
@@ -206,25 +207,41 @@ pub fn failure(c: &mut Criterion) {
     for (name, breaker, success_every) in failure_breakers(1) {
         let mut day = MostlyFailing::new(success_every);
         group.bench_function(name, |b| b.iter(|| breaker.call(|| day.next())));
+        recorded_failures_only(name, &breaker);
     }
     group.finish();
     let mut group = c.benchmark_group("failure_2threads");
     configure(&mut group);
     // Both threads' failures count in one run: a limit of 1001 tripped it at once, and the
-    // row timed rejections (until 22c3749).
+    // row timed rejections (until 22c3749). So did a day started afresh at every sample
+    // (criterion's warm-up samples are short: only failures, until the breaker tripped,
+    // until 2026-12-01): each thread keeps its day across samples.
     for (name, breaker, success_every) in failure_breakers(2) {
+        let days: [Mutex<MostlyFailing>; contended::THREADS] =
+            std::array::from_fn(|_| Mutex::new(MostlyFailing::new(success_every)));
         group.bench_function(name, |b| {
             b.iter_custom(|iters| {
-                contended::run(iters, claim_slot, |_, iters| {
-                    let mut day = MostlyFailing::new(success_every);
+                contended::run(iters, claim_slot, |thread, iters| {
+                    let mut day = days[thread].lock().expect("one thread per day");
                     for _ in 0..iters {
                         let _ = black_box(breaker.call(|| day.next()));
                     }
                 })
             })
         });
+        recorded_failures_only(name, &breaker);
     }
     group.finish();
+}
+
+/// Stops the bench if `breaker` rejected a call: its group timed rejections, not failures.
+fn recorded_failures_only(name: &str, breaker: &Breaker) {
+    let metrics = breaker.metrics();
+    assert_eq!(
+        (metrics.rejected, metrics.openings),
+        (0, 0),
+        "the failure group {name} tripped its breaker and timed rejections: {metrics:?}"
+    );
 }
 
 /// (f) The healthy day with a slow-call limit (hotbreaker only): every call is timed (a clock
