@@ -519,3 +519,31 @@ fn values_too_long_for_a_time_are_replaced_or_dropped_by_the_next_publish() {
         millis(now)
     );
 }
+
+#[test]
+fn the_opening_script_reads_a_recovery_as_the_store_does() {
+    let Some(server) = start_server(&[]) else {
+        return;
+    };
+    let mut store = RedisStore::new(&server.address);
+    let long = opening_for(Duration::from_secs(60));
+    store.publish("db", long).unwrap();
+    // 16 characters (zero-padded): no recovery `recovered_at` can read, so none that
+    // answers the opening kept.
+    let recovery = format!("{:016}", millis(long.published_at) + 1);
+    send(
+        &server,
+        &format!("SET hotbreaker:recovered:db {recovery}\r\n"),
+    );
+    assert!(store.recovered_at("db").is_err());
+    let later = long.published_at + Duration::from_millis(10);
+    store
+        .publish("db", Opening::new(later + Duration::from_secs(5), later))
+        .unwrap();
+    let kept = store.opening("db").unwrap().unwrap();
+    assert_eq!(
+        millis(kept.until),
+        millis(long.until),
+        "the 60 s opening is kept"
+    );
+}

@@ -44,7 +44,9 @@ end
 if until_kept and until_kept >= tonumber(ARGV[1]) then
   local recovered = redis.call('GET', KEYS[2])
   local at = nil
-  if recovered and string.match(recovered, '^%d+$') then at = tonumber(recovered) end
+  if recovered and #recovered <= 15 and string.match(recovered, '^%d+$') then
+    at = tonumber(recovered)
+  end
   if not (at and at > published_kept and at <= tonumber(ARGV[4])) then
     return 0
   end
