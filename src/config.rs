@@ -182,6 +182,11 @@ pub(crate) fn backed_off(
 /// [`Breaker::reconfigure`](crate::Breaker::reconfigure) takes, and (with the `serde` feature)
 /// what a configuration file holds. Checked when it is applied, not when it is made.
 ///
+/// In a file, settings are named (`from_toml_str` and the others refuse a list of bare
+/// values, at the top and for the rules inside). Deserialized as part of a program's own
+/// settings, the top level follows serde's derive, which also reads a sequence by field
+/// position.
+///
 /// # Examples
 ///
 /// ```

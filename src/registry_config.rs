@@ -663,7 +663,8 @@ mod file {
         /// Reads the file's form ("In a file" in [`RegistryConfig`]); values are range-checked by
         /// [`RegistryConfig::validate`], which the `from_*_str` functions call.
         fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-            let file = RegistryFile::deserialize(deserializer)?;
+            // A table only, as the nested settings are (`config_file::table`).
+            let Table(file) = Table::<RegistryFile>::deserialize(deserializer)?;
             let defaults = file.defaults;
             let breakers = file
                 .breakers

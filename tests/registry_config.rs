@@ -683,3 +683,10 @@ fn a_builder_may_apply_a_configuration_to_its_own_registry() {
     assert_eq!(inserted, ["a"]);
     assert_eq!(names, ["a", "a-fallback"]);
 }
+
+#[test]
+fn a_registry_config_deserialized_as_part_of_other_settings_is_a_table_too() {
+    let positional = serde_json::json!([{}, {}]);
+    let read: Result<RegistryConfig, _> = serde_json::from_value(positional);
+    assert!(read.is_err(), "read by position: {read:?}");
+}
