@@ -94,7 +94,9 @@ const LONGEST_REPLY: usize = 64 * 1024;
 
 /// Openings kept on one Redis server, one key per name (`hotbreaker:open:NAME` unless
 /// [`key_prefix`](RedisStore::key_prefix) says otherwise, holding `until published_at` in
-/// Unix milliseconds), each expiring when its deadline passes; and
+/// Unix milliseconds; a deadline alone, as builds before 2026-12-01 wrote it, is refused on
+/// reading and replaced by the next opening published), each expiring when its deadline
+/// passes; and
 /// the latest recovery per name (`hotbreaker:recovered:NAME` unless
 /// [`recovery_key_prefix`](RedisStore::recovery_key_prefix) says otherwise), kept for a day;
 /// and each instance's latest window per name, in one hash per name
