@@ -309,7 +309,10 @@ impl OutRing {
                 let ended = (seen >> GENERATION_SHIFT) & GENERATION_MASK != current;
                 let end = end_time(seen, now);
                 let due = end.saturating_add(limit);
-                let hung = closed && due <= now;
+                // Strictly less than the top of the clock: a due time that saturated there is
+                // no time at all (else, at a clock that reads `u64::MAX`, a call out for no
+                // time at all would be judged hung).
+                let hung = closed && due <= now && due < u64::MAX;
                 let stale =
                     out == 0 && (end <= now || (seen >> SHIFT_SHIFT) & SHIFT_MASK != current_shift);
                 if !ended && !hung && !stale {
@@ -480,6 +483,15 @@ mod tests {
             "a call taken by the sweep ended as well"
         );
         assert_eq!(ring.leave(late, GEN, 300, 300), Left::Counted);
+    }
+
+    #[test]
+    fn at_the_top_of_the_clock_a_call_just_issued_is_not_judged_hung() {
+        let ring = OutRing::default();
+        ring.enter(GEN, u64::MAX, LIMIT).unwrap();
+        let mut swept = Swept::empty();
+        ring.sweep(GEN, true, || u64::MAX, LIMIT, &mut swept);
+        assert_eq!(swept.hung, 0, "out for no time at all");
     }
 
     #[test]
