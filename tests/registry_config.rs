@@ -690,3 +690,20 @@ fn a_registry_config_deserialized_as_part_of_other_settings_is_a_table_too() {
     let read: Result<RegistryConfig, _> = serde_json::from_value(positional);
     assert!(read.is_err(), "read by position: {read:?}");
 }
+
+#[test]
+fn a_registry_config_flattened_into_a_programs_settings_takes_only_its_keys() {
+    #[derive(serde::Deserialize)]
+    struct Settings {
+        #[serde(flatten)]
+        breakers: RegistryConfig,
+        port: u16,
+    }
+    let text = r#"{"port": 8080, "defaults": {"consecutive_failures": 3}, "breakers": {"db": {}}}"#;
+    let settings: Settings = serde_json::from_str(text).expect("the program's settings");
+    assert_eq!(settings.port, 8080);
+    assert_eq!(
+        settings.breakers.breakers["db"].consecutive_failures,
+        Some(3)
+    );
+}
