@@ -697,11 +697,16 @@ fn a_registry_config_flattened_into_a_programs_settings_takes_only_its_keys() {
     struct Settings {
         #[serde(flatten)]
         breakers: RegistryConfig,
+        #[serde(flatten)]
+        server: Server,
+    }
+    #[derive(serde::Deserialize)]
+    struct Server {
         port: u16,
     }
     let text = r#"{"port": 8080, "defaults": {"consecutive_failures": 3}, "breakers": {"db": {}}}"#;
     let settings: Settings = serde_json::from_str(text).expect("the program's settings");
-    assert_eq!(settings.port, 8080);
+    assert_eq!(settings.server.port, 8080);
     assert_eq!(
         settings.breakers.breakers["db"].consecutive_failures,
         Some(3)
