@@ -309,10 +309,10 @@ impl OutRing {
                 let ended = (seen >> GENERATION_SHIFT) & GENERATION_MASK != current;
                 let end = end_time(seen, now);
                 let due = end.saturating_add(limit);
-                // Strictly less than the top of the clock: a due time that saturated there is
-                // no time at all (else, at a clock that reads `u64::MAX`, a call out for no
-                // time at all would be judged hung).
-                let hung = closed && due <= now && due < u64::MAX;
+                // Without saturating: a due time past the top of the clock is never due (else,
+                // at a clock that reads `u64::MAX`, a call out for no time at all would be
+                // judged hung), and one exactly at the top is.
+                let hung = closed && u128::from(end) + u128::from(limit) <= u128::from(now);
                 let stale =
                     out == 0 && (end <= now || (seen >> SHIFT_SHIFT) & SHIFT_MASK != current_shift);
                 if !ended && !hung && !stale {
@@ -492,6 +492,17 @@ mod tests {
         let mut swept = Swept::empty();
         ring.sweep(GEN, true, || u64::MAX, LIMIT, &mut swept);
         assert_eq!(swept.hung, 0, "out for no time at all");
+    }
+
+    #[test]
+    fn a_bucket_due_exactly_at_the_top_of_the_clock_is_judged_there() {
+        // A limit of 2^30 - 1 ns and a bucket that ends at 2^64 - 2^30: due at u64::MAX.
+        let limit = (1 << 30) - 1;
+        let ring = OutRing::default();
+        ring.enter(GEN, u64::MAX - (1 << 30), limit).unwrap();
+        let mut swept = Swept::empty();
+        ring.sweep(GEN, true, || u64::MAX, limit, &mut swept);
+        assert_eq!(swept.hung, 1, "out longer than its limit");
     }
 
     #[test]
