@@ -10,7 +10,12 @@
 //! what a live breaker cannot do, or that does not parse, is refused in one line with
 //! nothing changed.
 
-use std::path::Path;
+#[path = "support/output.rs"]
+mod output;
+
+use output::say;
+
+use std::process::ExitCode;
 
 use hotbreaker::{Breaker, Registry, RegistryConfig, State};
 
@@ -67,31 +72,43 @@ const GARBLED: &str = r#"
 consecutive_failures = "five"
 "#;
 
-/// Reads the file and applies it, printing what happened; returns whether it was applied.
-fn reload(registry: &Registry, path: &Path) -> bool {
-    let applied = std::fs::read_to_string(path)
-        .map_err(|error| format!("cannot read {}: {error}", path.display()))
+/// Writes `text` to a file, reads the file back (removing it: nothing is left behind if the
+/// program ends early) and applies it, printing what happened; returns whether it was
+/// applied.
+fn reload(registry: &Registry, text: &str) -> bool {
+    let path =
+        std::env::temp_dir().join(format!("hotbreaker-breakers-{}.toml", std::process::id()));
+    let read = std::fs::write(&path, text).and_then(|()| {
+        let read = std::fs::read_to_string(&path);
+        std::fs::remove_file(&path)?;
+        read
+    });
+    let applied = read
+        .map_err(|error| format!("cannot write and read {}: {error}", path.display()))
         .and_then(|text| RegistryConfig::from_toml_str(&text).map_err(|e| e.to_string()))
         .and_then(|config| {
             registry
                 .apply_config(&config, |name| {
                     let name = name.to_owned();
                     Breaker::builder().on_transition(move |t| {
-                        println!("    [{name}] {} -> {} ({:?})", t.from, t.to, t.trigger);
+                        say!("    [{name}] {} -> {} ({:?})", t.from, t.to, t.trigger);
                     })
                 })
                 .map_err(|e| e.to_string())
         });
     match applied {
         Ok(applied) => {
-            println!(
+            say!(
                 "  applied: reconfigured {:?}, built {:?}, unchanged {:?}, not in the file {:?}",
-                applied.reconfigured, applied.inserted, applied.unchanged, applied.not_in_config
+                applied.reconfigured,
+                applied.inserted,
+                applied.unchanged,
+                applied.not_in_config
             );
             true
         }
         Err(message) => {
-            println!("  refused, nothing changed: {message}");
+            say!("  refused, nothing changed: {message}");
             false
         }
     }
@@ -101,7 +118,7 @@ fn show(registry: &Registry) {
     for health in registry.snapshot() {
         let breaker = registry.get(&health.name).expect("listed");
         let config = breaker.config();
-        println!(
+        say!(
             "    {:<10} {:<9} rules: rate {:?}, run {:?}; open for {:?}{}",
             health.name,
             health.state.as_str(),
@@ -121,17 +138,17 @@ fn show(registry: &Registry) {
     }
 }
 
-fn main() -> std::io::Result<()> {
-    let path =
-        std::env::temp_dir().join(format!("hotbreaker-breakers-{}.toml", std::process::id()));
+fn main() -> ExitCode {
+    if let Some(refused) = output::refuse_arguments("registry_reload") {
+        return refused;
+    }
     let registry = Registry::new();
 
-    println!("1. the first file");
-    std::fs::write(&path, FIRST)?;
-    assert!(reload(&registry, &path));
+    say!("1. the first file");
+    assert!(reload(&registry, FIRST));
     show(&registry);
 
-    println!("2. payments fails 5 times in a row");
+    say!("2. payments fails 5 times in a row");
     let payments = registry.get("payments").expect("built from the file");
     for _ in 0..5 {
         if let Ok(permit) = payments.try_acquire() {
@@ -140,9 +157,8 @@ fn main() -> std::io::Result<()> {
     }
     assert_eq!(payments.state(), State::Open);
 
-    println!("3. the file changes: payments trips sooner, every window is 40, inventory is new");
-    std::fs::write(&path, SECOND)?;
-    assert!(reload(&registry, &path));
+    say!("3. the file changes: payments trips sooner, every window is 40, inventory is new");
+    assert!(reload(&registry, SECOND));
     show(&registry);
     assert_eq!(
         payments.state(),
@@ -151,15 +167,11 @@ fn main() -> std::io::Result<()> {
     );
     assert_eq!(payments.config().consecutive_failures, Some(3));
 
-    println!("4. a file asking for windows longer than the breakers have room for");
-    std::fs::write(&path, TOO_LONG)?;
-    assert!(!reload(&registry, &path));
+    say!("4. a file asking for windows longer than the breakers have room for");
+    assert!(!reload(&registry, TOO_LONG));
 
-    println!("5. a file that does not parse");
-    std::fs::write(&path, GARBLED)?;
-    assert!(!reload(&registry, &path));
+    say!("5. a file that does not parse");
+    assert!(!reload(&registry, GARBLED));
     show(&registry);
-
-    std::fs::remove_file(&path)?;
-    Ok(())
+    ExitCode::SUCCESS
 }

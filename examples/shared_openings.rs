@@ -16,6 +16,11 @@
 //! cargo run --example shared_openings --features redis -- --redis 127.0.0.1:6379
 //! ```
 
+#[path = "support/output.rs"]
+mod output;
+
+use output::say;
+
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -73,11 +78,11 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     }
-    println!(
+    say!(
         "dependency down after {HEALTHY_FOR:?}, for {DOWN_FOR:?}, then up for {UP_AGAIN_FOR:?}; \
          calls every {PACES:?}\n"
     );
-    println!("each breaker on its own:");
+    say!("each breaker on its own:");
     report(&scenario(|_| None));
     let store_name = redis.as_deref().unwrap_or("MemoryStore").to_owned();
     for (sharing, title) in [
@@ -87,7 +92,7 @@ fn main() -> ExitCode {
             "sharing openings, one instance probing for all",
         ),
     ] {
-        println!("\n{title} ({store_name}):");
+        say!("\n{title} ({store_name}):");
         let results = match &redis {
             None => {
                 let store = MemoryStore::new();
@@ -238,10 +243,12 @@ fn report(results: &[Tally]) {
             ),
             None => "not closed again".to_owned(),
         };
-        println!(
+        say!(
             "  instance {n}: {:4} calls reached the failing dependency ({} of them probes), \
              {:5} rejected; {opened}; {closed}",
-            tally.failed, tally.failed_probes, tally.rejected
+            tally.failed,
+            tally.failed_probes,
+            tally.rejected
         );
     }
 }

@@ -13,6 +13,11 @@
 //! cargo run --example shared_windows
 //! ```
 
+#[path = "support/output.rs"]
+mod output;
+
+use output::say;
+
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -35,15 +40,19 @@ struct Tally {
     first_opening: Option<(Duration, Trigger)>,
 }
 
-fn main() {
-    println!(
+fn main() -> std::process::ExitCode {
+    if let Some(refused) = output::refuse_arguments("shared_windows") {
+        return refused;
+    }
+    say!(
         "{INSTANCES} instances, a call every {PACE:?} each, 60 % of them failing; \
          each trips at half of its last 20 calls\n"
     );
-    println!("each breaker on its own:");
+    say!("each breaker on its own:");
     report(&scenario(false));
-    println!("\nsharing windows (MemoryStore, polled every {POLL_EVERY:?}):");
+    say!("\nsharing windows (MemoryStore, polled every {POLL_EVERY:?}):");
     report(&scenario(true));
+    std::process::ExitCode::SUCCESS
 }
 
 /// Runs the instances once, sharing their windows or not.
@@ -121,6 +130,6 @@ fn report(results: &[Tally]) {
             ),
             None => "never opened".to_owned(),
         };
-        println!("  instance {n}: {:3} calls failed; {opened}", tally.failed);
+        say!("  instance {n}: {:3} calls failed; {opened}", tally.failed);
     }
 }

@@ -14,6 +14,11 @@
 //!
 //! `cargo run --example tower_server --features tower`
 
+#[path = "support/output.rs"]
+mod output;
+
+use output::say;
+
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
@@ -148,12 +153,28 @@ struct Tally {
     rejected: usize,
 }
 
-#[tokio::main]
-async fn main() -> Result<(), BoxError> {
+fn main() -> std::process::ExitCode {
+    if let Some(refused) = output::refuse_arguments("tower_server") {
+        return refused;
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    match runtime.block_on(run()) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run() -> Result<(), BoxError> {
     let start = Instant::now();
     let dependency = Arc::new(Dependency::default());
     let address = start_dependency(Arc::clone(&dependency)).await?;
-    println!("dependency listening on http://{address}");
+    say!("dependency listening on http://{address}");
 
     let breaker = Arc::new(
         Breaker::builder()
@@ -162,7 +183,7 @@ async fn main() -> Result<(), BoxError> {
             .failure_rate(0.5, 20)
             .open_duration(OPEN_DURATION)
             .on_transition(move |t| {
-                println!(
+                say!(
                     "    {:>5} ms  breaker {}",
                     start.elapsed().as_millis(),
                     describe(t)
@@ -185,15 +206,20 @@ async fn main() -> Result<(), BoxError> {
         ("dependency hangs (timeouts)", HANGING, "/users/42", 12),
         ("dependency back up", HEALTHY, "/users/42", 24),
     ];
-    println!(
+    say!(
         "\n{:<28} {:>5} {:>5} {:>7} {:>9} {:>19}",
-        "phase", "ok", "4xx", "failed", "rejected", "reached dependency"
+        "phase",
+        "ok",
+        "4xx",
+        "failed",
+        "rejected",
+        "reached dependency"
     );
     for (name, mode, path, calls) in phases {
         dependency.mode.store(mode, Ordering::Relaxed);
         let requests_before = dependency.requests.load(Ordering::Relaxed);
         let mut tally = Tally::default();
-        println!("{name}:");
+        say!("{name}:");
         for _ in 0..calls {
             let request = Request::get(format!("http://{address}{path}")).body(Empty::new())?;
             let ready = service.ready().await.map_err(CallError::into_boxed)?;
@@ -207,14 +233,19 @@ async fn main() -> Result<(), BoxError> {
             tokio::time::sleep(PACE).await;
         }
         let reached = dependency.requests.load(Ordering::Relaxed) - requests_before;
-        println!(
+        say!(
             "{:<28} {:>5} {:>5} {:>7} {:>9} {:>19}",
-            "", tally.ok, tally.client_errors, tally.failed, tally.rejected, reached
+            "",
+            tally.ok,
+            tally.client_errors,
+            tally.failed,
+            tally.rejected,
+            reached
         );
     }
 
     let m = breaker.metrics();
-    println!(
+    say!(
         "\nbreaker: {} | successes {} failures {} ignored (4xx) {} rejected {} | openings {} closings {}",
         m.state,
         m.successes.unwrap_or_default(),
@@ -224,6 +255,6 @@ async fn main() -> Result<(), BoxError> {
         m.openings,
         m.closings
     );
-    println!("done in {:.1} s", start.elapsed().as_secs_f64());
+    say!("done in {:.1} s", start.elapsed().as_secs_f64());
     Ok(())
 }
