@@ -120,6 +120,19 @@ pub(crate) mod table {
         }
     }
 
+    /// A `T` read from a table only, asked of the format as the struct `name` with `fields`:
+    /// flattened into a program's own settings, serde then hands it only those keys (asked as
+    /// a map, it would hand it every key left over).
+    pub(crate) fn as_struct<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+        deserializer: D,
+        name: &'static str,
+        fields: &'static [&'static str],
+    ) -> Result<T, D::Error> {
+        deserializer
+            .deserialize_struct(name, fields, TableVisitor(PhantomData))
+            .map(|Table(value)| value)
+    }
+
     /// `deserialize_with` for a field that holds a table.
     pub(crate) fn required<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
         deserializer: D,

@@ -652,21 +652,6 @@ mod file {
         deserializer.deserialize_map(EachNameOnce)
     }
 
-    /// Reads a [`RegistryFile`] from a table only, never from a sequence by position.
-    struct RegistryFileVisitor;
-
-    impl<'de> de::Visitor<'de> for RegistryFileVisitor {
-        type Value = RegistryFile;
-
-        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str("a table of settings by name")
-        }
-
-        fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-            RegistryFile::deserialize(MapAccessDeserializer::new(map))
-        }
-    }
-
     #[derive(Serialize)]
     struct RegistryFileOut<'a> {
         defaults: &'a Config,
@@ -678,13 +663,12 @@ mod file {
         /// Reads the file's form ("In a file" in [`RegistryConfig`]); values are range-checked by
         /// [`RegistryConfig::validate`], which the `from_*_str` functions call.
         fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-            // A table only, as the nested settings are (`config_file::table`); asked for as a
-            // struct, so that flattened into a program's own settings it is handed only its
-            // own two keys (as a map, it would be handed every key left, and refuse them).
-            let file = deserializer.deserialize_struct(
+            // A table only, as the nested settings are, and as a struct of its two keys, so
+            // that it flattens into a program's own settings (`config_file::table`).
+            let file: RegistryFile = crate::config_file::table::as_struct(
+                deserializer,
                 "RegistryConfig",
                 &["defaults", "breakers"],
-                RegistryFileVisitor,
             )?;
             let defaults = file.defaults;
             let breakers = file
