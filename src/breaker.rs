@@ -513,7 +513,7 @@ impl<C: Clock> Breaker<C> {
                 // listeners (which may read the metrics, or panic). The slow call after the
                 // failure, with release: a snapshot reads the slow calls first (acquire), so it
                 // never shows more of them than of failures.
-                self.stripes.local().bump(Counter::Failures);
+                self.stripes.bump(Counter::Failures);
                 self.stripes.add_after(Counter::SlowCalls, 1);
                 self.judge_failure(generation, kind);
             }

@@ -345,18 +345,7 @@ impl Stripes {
     /// shared stripe, each thread's release add heads a release sequence that the later adds
     /// continue, so a load that reads any of them synchronizes with all before it.)
     pub(crate) fn add_after(&self, counter: Counter, amount: u64) {
-        match self.local() {
-            LocalStripe::Owned(stripe) => {
-                let cell = stripe.counter(counter);
-                cell.store(
-                    cell.load(Ordering::Relaxed).wrapping_add(amount),
-                    Ordering::Release,
-                );
-            }
-            LocalStripe::Shared(stripe) => {
-                stripe.counter(counter).fetch_add(amount, Ordering::Release);
-            }
-        }
+        self.local().add_ordered(counter, amount, Ordering::Release);
     }
 
     /// The stripes owned by thread slots, without the shared one.
@@ -378,17 +367,21 @@ impl LocalStripe<'_> {
     /// Adds `amount` to `counter` on this stripe.
     #[inline(always)]
     pub(crate) fn add(self, counter: Counter, amount: u64) {
+        self.add_ordered(counter, amount, Ordering::Relaxed);
+    }
+
+    /// Adds `amount` to `counter` on this stripe, the write with `order` (relaxed, or
+    /// release for [`Stripes::add_after`]).
+    #[inline(always)]
+    fn add_ordered(self, counter: Counter, amount: u64, order: Ordering) {
         match self {
             LocalStripe::Owned(stripe) => {
                 let cell = stripe.counter(counter);
                 // Only this thread writes an owned stripe, so load-add-store loses nothing.
-                cell.store(
-                    cell.load(Ordering::Relaxed).wrapping_add(amount),
-                    Ordering::Relaxed,
-                );
+                cell.store(cell.load(Ordering::Relaxed).wrapping_add(amount), order);
             }
             LocalStripe::Shared(stripe) => {
-                stripe.counter(counter).fetch_add(amount, Ordering::Relaxed);
+                stripe.counter(counter).fetch_add(amount, order);
             }
         }
     }

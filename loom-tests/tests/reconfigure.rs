@@ -7,7 +7,8 @@ mod common;
 use std::time::Duration;
 
 use common::{Events, OPEN, Role, check_each_order, small, spawn_in, trip_and_wait};
-use hotbreaker::{Config, State};
+use hotbreaker::{Breaker, Config, ManualClock, State};
+use loom::sync::Arc;
 
 /// A reconfiguration that turns success counting on races a probe (its admission, which makes
 /// the breaker half-open, and its success, which closes it).
@@ -233,6 +234,21 @@ fn racing_reconfigurations_leave_the_stored_rules() {
     });
 }
 
+/// A thread that switches success counting on and then off again: a bit of the state word
+/// flipped and flipped back, with no transition.
+fn counting_on_and_off(breaker: &Arc<Breaker<ManualClock>>) -> Role<()> {
+    let breaker = breaker.clone();
+    Box::new(move || {
+        let plain = breaker.config();
+        let counting = Config {
+            count_successes: true,
+            ..plain
+        };
+        breaker.reconfigure(counting).expect("valid");
+        breaker.reconfigure(plain).expect("valid");
+    })
+}
+
 /// Counting switched on and off again while a failure trips the breaker: the opening gets its
 /// deadline whatever the state word went through.
 ///
@@ -254,18 +270,7 @@ fn a_trip_keeps_its_deadline_across_flips_of_the_counting_bit() {
             let breaker = breaker.clone();
             Box::new(move || breaker.try_acquire().expect("closed").failure())
         };
-        let flipper: Role<()> = {
-            let breaker = breaker.clone();
-            Box::new(move || {
-                let plain = breaker.config();
-                let counting = Config {
-                    count_successes: true,
-                    ..plain
-                };
-                breaker.reconfigure(counting).expect("valid");
-                breaker.reconfigure(plain).expect("valid");
-            })
-        };
+        let flipper = counting_on_and_off(&breaker);
         spawn_in(order, vec![tripper, flipper]);
         assert_eq!(breaker.state(), State::Open);
         let rejected = breaker.try_acquire().expect_err("open for all of OPEN");
@@ -299,18 +304,7 @@ fn a_probe_keeps_its_time_across_flips_of_the_counting_bit() {
                 std::mem::forget(probe); // kept out
             })
         };
-        let flipper: Role<()> = {
-            let breaker = breaker.clone();
-            Box::new(move || {
-                let plain = breaker.config();
-                let counting = Config {
-                    count_successes: true,
-                    ..plain
-                };
-                breaker.reconfigure(counting).expect("valid");
-                breaker.reconfigure(plain).expect("valid");
-            })
-        };
+        let flipper = counting_on_and_off(&breaker);
         spawn_in(order, vec![prober, flipper]);
         assert_eq!(breaker.state(), State::HalfOpen);
         clock.advance(2 * OPEN);
