@@ -106,6 +106,11 @@ struct TransitionCounts {
     openings: AtomicU64,
     half_openings: AtomicU64,
     closings: AtomicU64,
+    /// When the breaker last closed (a probe round that succeeded, or a reset), on its own
+    /// clock (`now`; 0, its building, until then): for `shared`, which stamps a recovery with
+    /// it. Relaxed, and stored just after the closing: a reader that finds the breaker closed
+    /// may still read the closing before, an earlier time, and take the recovery for older.
+    closed_at: AtomicU64,
     /// What `metrics_export::export` has added to the exported counters for this breaker, by
     /// name: in the room the padding of this line leaves, so the feature adds no memory to
     /// the breaker (a name and seven numbers on the heap for each name it is exported under).
@@ -1031,6 +1036,7 @@ impl<C: Clock> Breaker<C> {
                         self.window.begin(&settings, next.generation(), || {
                             self.is_closed_in(next.generation())
                         });
+                        self.note_closing();
                         self.transitions.closings.fetch_add(1, Ordering::Relaxed);
                         self.announce(word, next, Trigger::ProbesSucceeded { successes }, None);
                     } else {
@@ -1205,6 +1211,21 @@ impl<C: Clock> Breaker<C> {
         (word.state() == State::Closed).then(|| word.generation())
     }
 
+    /// Times the closing just made (`closed_at`).
+    fn note_closing(&self) {
+        self.transitions
+            .closed_at
+            .store(self.now(), Ordering::Relaxed);
+    }
+
+    /// How long ago the breaker last closed, on its own clock: see `closed_at`. (For
+    /// `shared`.)
+    #[cfg(not(loom))]
+    pub(crate) fn closed_ago(&self) -> Duration {
+        let closed_at = self.transitions.closed_at.load(Ordering::Relaxed);
+        Duration::from_nanos(self.now().saturating_sub(closed_at))
+    }
+
     /// The generation of the breaker's opening and what is left of its open period, while it
     /// is open (not forced) and the period runs. (For `shared`, which loom builds leave out.)
     #[cfg(not(loom))]
@@ -1248,6 +1269,7 @@ impl<C: Clock> Breaker<C> {
                         self.window.begin(&self.settings(), next.generation(), || {
                             self.is_closed_in(next.generation())
                         });
+                        self.note_closing();
                     }
                     self.announce(word, next, Trigger::Manual, None);
                     return;

@@ -693,9 +693,14 @@ fn a_new_opening_replaces_an_answered_one_even_if_it_ends_sooner() {
     assert_eq!(follow_c.poll().ended, 1, "c ends the opening it applied");
     probe_succeeds(&c);
 
-    next_millisecond();
-    trip(&b); // a new failure, after the recovery: b's 30 s
+    // 5 ms on, on both clocks of c's machine, a new failure: b's 30 s.
+    std::thread::sleep(Duration::from_millis(5));
+    c.clock.advance(Duration::from_millis(5));
+    trip(&b);
     assert_eq!(follow_b.poll().published, 1);
+    // c's next poll comes later still: its recovery is stamped with its probe's success, 5 ms
+    // before b's opening, not with the poll, which would answer b's opening.
+    next_millisecond();
     let report = follow_c.poll();
     assert_eq!(report.opened, 1, "c follows b's new opening: {report:?}");
     let left = c.breaker.try_acquire().unwrap_err().retry_after().unwrap();

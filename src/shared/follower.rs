@@ -29,6 +29,8 @@ trait Followed: Send + Sync {
     fn extend_opening(&self, generation: u32, open_for: Duration) -> bool;
     fn end_opening(&self, generation: u32) -> bool;
     fn closed_generation(&self) -> Option<u32>;
+    /// How long ago the breaker last closed.
+    fn closed_ago(&self) -> Duration;
     fn rate_rule(&self) -> Option<(FailureRate, Duration)>;
     /// Failures and calls in the rate window now.
     fn window(&self) -> (u32, u32);
@@ -53,6 +55,10 @@ impl<C: Clock> Followed for Breaker<C> {
 
     fn closed_generation(&self) -> Option<u32> {
         Breaker::closed_generation(self)
+    }
+
+    fn closed_ago(&self) -> Duration {
+        Breaker::closed_ago(self)
     }
 
     fn rate_rule(&self) -> Option<(FailureRate, Duration)> {
@@ -494,8 +500,10 @@ impl<S: OpeningStore> SharedOpenings<S> {
     }
 
     /// Publishes that the dependency recovered when the breaker is closed after the latest
-    /// opening this follower knows of. Timed when this poll sees it: up to a polling interval
-    /// after the breaker closed.
+    /// opening this follower knows of. Timed when the breaker closed (its own clock's time
+    /// since, taken from this machine's wall clock), not when this poll sees it: an opening
+    /// another instance published between the two is news after the recovery, not answered
+    /// by it.
     fn publish_own_recovery(
         store: &mut S,
         entry: &mut Entry,
@@ -508,7 +516,9 @@ impl<S: OpeningStore> SharedOpenings<S> {
         if !comes_after(closed, opened) {
             return Ok(());
         }
-        store.publish_recovery(&entry.name, SystemTime::now())?;
+        let now = SystemTime::now();
+        let closed_at = now.checked_sub(entry.breaker.closed_ago()).unwrap_or(now);
+        store.publish_recovery(&entry.name, closed_at)?;
         entry.recovery_due = None;
         report.recoveries_published += 1;
         Ok(())

@@ -40,11 +40,10 @@
 //! deadline makes their openings longer before they end. An opening that came from the store
 //! is never published back. How soon the others follow is the polling interval; how far their
 //! periods end apart is that plus the difference between the machines' wall clocks, which
-//! also decides whether a recovery counts as after an opening. Openings and recoveries are
-//! stamped when a poll sees them, up to a polling interval after the trip or the closing, so
-//! a failure and a recovery on two instances within one interval may be taken in either
-//! order: the opening then goes unfollowed (each instance trips on its own failures, as
-//! without sharing), or a late follower applies it.
+//! also decides whether a recovery counts as after an opening. A recovery is stamped with
+//! the time its breaker closed, an opening with the poll that publishes it, up to a polling
+//! interval after the trip: a failure shortly before another instance's recovery may then be
+//! taken for one after it, and a late follower applies it.
 //!
 //! This is what the article's "keep the breaker's state in a store shared by all instances"
 //! asks for, without the cost other breakers pay for it: no lock and no round trip to the
