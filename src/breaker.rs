@@ -1025,6 +1025,10 @@ impl<C: Clock> Breaker<C> {
             } else {
                 word.with_probes(word.probes_out().saturating_sub(1), successes)
             };
+            if closes && !self.empty_window_before_closing(&settings, word, next) {
+                word = StateWord(self.control.state.load(Ordering::Acquire));
+                continue;
+            }
             match self.control.state.compare_exchange(
                 word.0,
                 next.0,
@@ -1258,6 +1262,12 @@ impl<C: Clock> Breaker<C> {
         let mut word = StateWord(self.control.state.load(Ordering::Acquire));
         loop {
             let next = word.next(state);
+            if state == State::Closed
+                && !self.empty_window_before_closing(&self.settings(), word, next)
+            {
+                word = StateWord(self.control.state.load(Ordering::Acquire));
+                continue;
+            }
             match self.control.state.compare_exchange(
                 word.0,
                 next.0,
@@ -1278,6 +1288,23 @@ impl<C: Clock> Breaker<C> {
             }
             backoff.spin();
         }
+    }
+
+    /// Before the compare-and-swap from `word` to closed `next`: empties the window for
+    /// `next`'s generation (`window/mod.rs`, point 7). Returns `false` if the state word is no
+    /// longer `word`, so that the caller reads it again.
+    #[cold]
+    #[inline(never)]
+    fn empty_window_before_closing(
+        &self,
+        settings: &Settings,
+        word: StateWord,
+        next: StateWord,
+    ) -> bool {
+        self.window
+            .clear_before_closing(settings, next.generation(), word.is_closed(), || {
+                self.control.state.load(Ordering::Acquire) == word.0
+            })
     }
 
     /// Wakes waiters and tells the listeners; runs after the transition's CAS, outside every

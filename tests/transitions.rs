@@ -807,18 +807,13 @@ fn an_open_period_ends_on_the_microsecond_never_before_it_is_due() {
     assert_eq!(breaker.state(), State::HalfOpen);
 }
 
-// Known bugs, found on 2026-12-01 by a boundary hunt and not fixed yet: the window word
-// names its generation by 14 bits, and two of its decisions trust that tag where the full
-// generation should decide. Each test fails now; run them with `cargo test -- --ignored`.
-// The fix (the next session's): retire the window word when the breaker leaves a closed
-// generation, and know in the window whether this generation's 16-bit failure count has
-// wrapped; each with a loom model that narrows the tag under `cfg(loom)`.
+// The window word names its closed generation by a 13-bit tag. Two of its decisions once
+// trusted that tag where the full generation should decide; these tests failed then.
 
-/// A closed generation 2^14 transitions after the last closed one, with none closed in
-/// between, takes that one's window for its own: `reset` does not empty it (one chance in
-/// 2^14 after a long outage of failed probes, whenever the closing falls on the same tag).
+/// A closed generation 2^14 transitions after the last closed one (a multiple of the tag's
+/// 2^13), with none closed in between, has that one's tag: the closing must still empty the
+/// window (`window/mod.rs`, point 7), or the old failures count in the new generation.
 #[test]
-#[ignore = "known bug: the window is not cleared 2^14 transitions on (window/mod.rs, clear_for)"]
 fn reset_after_2_pow_14_generations_none_closed_empties_the_window() {
     let (breaker, _) = breaker(|b| b.consecutive_failures(2));
     record(&breaker, "f"); // generation 0: a run of one
@@ -831,11 +826,32 @@ fn reset_after_2_pow_14_generations_none_closed_empties_the_window() {
     assert_eq!(breaker.state(), State::Closed, "one failure of a run of 2");
 }
 
-/// A failure's look-back past this generation's failure 0 wraps the 16-bit failure number
-/// and can match the failure record of a generation 2^14 back (it needs 65,536 failures in
-/// that generation, none tripping).
+/// The same through a probe round: the closing probe empties the window too.
 #[test]
-#[ignore = "known bug: a look-back wraps below failure 0 (window/mod.rs, successes_before_earlier)"]
+fn a_closing_probe_2_pow_14_generations_on_empties_the_window() {
+    let (breaker, clock) = breaker(|b| b.consecutive_failures(2));
+    record(&breaker, "f"); // generation 0: a run of one
+    let second = Duration::from_secs(1);
+    for _ in 1..(1 << 14) - 1 {
+        // Generations 1 ..= 16382: open periods, each ended and opened again, none closed.
+        assert_eq!(breaker.open_for(second), Ok(true));
+        clock.advance(second);
+    }
+    let probe = breaker.try_acquire().expect("the open period is over");
+    assert!(probe.is_probe());
+    assert_eq!(probe.generation(), (1 << 14) - 1, "half-open");
+    probe.success(); // generation 16384, the same tag as 0
+    assert_eq!(breaker.state(), State::Closed);
+    assert_eq!(breaker.metrics().consecutive_failures, 0, "an empty window");
+    record(&breaker, "f");
+    assert_eq!(breaker.state(), State::Closed, "one failure of a run of 2");
+}
+
+/// A failure's look-back past this generation's failure 0 wraps the 16-bit failure number
+/// and could match the failure record of a generation 2^14 back, a multiple of the tag's
+/// 2^13 (it needs 65,536 failures in that generation, none tripping): the window word's
+/// wrapped bit says whether earlier numbers exist.
+#[test]
 fn a_look_back_never_reaches_a_failure_record_of_a_generation_2_pow_14_back() {
     let (breaker, _) = breaker(|b| b.failure_rate(1.0, 32_768).consecutive_failures(4));
     // Generation 0: 65,536 failures in runs of three; no rule trips.
@@ -860,4 +876,58 @@ fn a_look_back_never_reaches_a_failure_record_of_a_generation_2_pow_14_back() {
         State::Closed,
         "two failures are no run of four"
     );
+}
+
+/// What the metrics report walks back from the newest failure the same way, and must stop at
+/// this generation's failure 0 too.
+#[test]
+fn the_window_metrics_never_count_a_failure_record_of_a_generation_2_pow_14_back() {
+    let (breaker, _) = breaker(|b| b.failure_rate(1.0, 32_768).consecutive_failures(4));
+    // Generation 0: 65,537 failures in runs of three, so that the ring keeps the record of
+    // failure 65,535 (21,845 successes before it); no rule trips.
+    for i in 0..65_537u32 {
+        record(&breaker, "f");
+        if i % 3 == 2 {
+            record(&breaker, "s");
+        }
+    }
+    assert_eq!(breaker.state(), State::Closed);
+    for _ in 0..1 << 14 {
+        breaker.reset(); // generation 16384: the same tag as 0
+    }
+    // Failure 0 of this generation, after as many successes as that record counts.
+    record(&breaker, &"s".repeat(21_845));
+    record(&breaker, "f");
+    let metrics = breaker.metrics();
+    assert_eq!(
+        (metrics.window_failures, metrics.consecutive_failures),
+        (1, 1),
+        "one failure in this generation"
+    );
+}
+
+/// The other side of the wrapped bit: within one generation, a run that crosses the 16-bit
+/// failure count's wrap is still a run, and trips.
+#[test]
+fn a_run_across_the_16_bit_wrap_of_one_generation_trips() {
+    let (breaker, _) = breaker(|b| b.consecutive_failures(4));
+    for _ in 0..65_534 / 2 {
+        record(&breaker, "ffs"); // failures 0 ..= 65,533, in runs of two
+    }
+    record(&breaker, "fff"); // 65,534, 65,535 and 0 (the count wrapped)
+    assert_eq!(breaker.metrics().consecutive_failures, 3);
+    record(&breaker, "f"); // number 1: its run reaches back past number 0
+    assert_eq!(breaker.state(), State::Open, "four failures in a row");
+}
+
+/// The metrics count such a run whole too.
+#[test]
+fn the_metrics_count_a_run_across_the_16_bit_wrap_of_one_generation() {
+    let (breaker, _) = breaker(|b| b.consecutive_failures(5));
+    for _ in 0..65_534 / 2 {
+        record(&breaker, "ffs");
+    }
+    record(&breaker, "ffff"); // 65,534, 65,535, 0 and 1
+    assert_eq!(breaker.state(), State::Closed);
+    assert_eq!(breaker.metrics().consecutive_failures, 4);
 }

@@ -6,8 +6,10 @@
 mod common;
 
 use common::{
-    F, R, S, assert_reached, check, check_against_model, from_model, make, model_finals, rate,
+    F, OPEN, R, Role, S, assert_reached, check, check_against_model, check_each_order, from_model,
+    make, model_finals, rate, small, spawn_in,
 };
+use hotbreaker::State;
 use hotbreaker::testing::ModelConfig;
 
 /// A full window holding one failure; one thread's successes age it out while another thread
@@ -122,4 +124,95 @@ fn aging_on_a_stripe_left_by_the_last_generation() {
 #[test]
 fn a_stalled_clearing_does_not_empty_a_later_generations_window() {
     check_against_model(2, rate(1.0, 2, 2), &[], &[&[R, R, F], &[F]], &[F]);
+}
+
+/// Two probes of one half-open period succeed at once (one success closes the breaker), and
+/// the first probe's thread then fails a call of the new closed generation: a run of one, of
+/// two that trip. (Either thread may find the breaker closed already: the first then calls as
+/// usual, the second ignores its call.)
+///
+/// Checks that the breaker ends closed with that failure in its window.
+///
+/// Catches: a closing that empties the window before its compare-and-swap without checking,
+/// after loading the window, that the state is still the one it will replace (point 7;
+/// tried, emptying with a plain store: the second probe loads the half-open state and
+/// stalls, the first closes and records its failure, and the second's late emptying loses
+/// it, ending with a run of 0).
+#[test]
+fn a_closing_that_loses_the_race_does_not_empty_the_new_window() {
+    check_each_order(2, 2, |order| {
+        let (breaker, clock) = small(|b| b.consecutive_failures(2).half_open_probes(2));
+        for _ in 0..2 {
+            breaker.try_acquire().expect("closed").failure();
+        }
+        assert_eq!(breaker.state(), State::Open);
+        clock.advance(OPEN);
+        let closer_then_failure: Role<()> = {
+            let breaker = breaker.clone();
+            Box::new(move || {
+                // A probe, or a closed permit if the other probe closed the breaker already
+                // (its success then comes before the failure, and ends no run).
+                breaker.try_acquire().expect("a place").success();
+                breaker
+                    .try_acquire()
+                    .expect("closed by one probe or the other")
+                    .failure();
+            })
+        };
+        let other_closer: Role<()> = {
+            let breaker = breaker.clone();
+            Box::new(move || {
+                let permit = breaker.try_acquire().expect("a place");
+                if permit.is_probe() {
+                    permit.success();
+                } else {
+                    permit.ignore(); // closed already: a success would end the other's run
+                }
+            })
+        };
+        spawn_in(order, vec![closer_then_failure, other_closer]);
+        let metrics = breaker.metrics();
+        assert_eq!(
+            (
+                metrics.state,
+                metrics.consecutive_failures,
+                metrics.closings
+            ),
+            (State::Closed, 1, 1),
+            "{metrics:?}"
+        );
+    });
+}
+
+/// A reset races a thread that reads the window of the closed generation the reset ends.
+///
+/// Checks that while that generation is still current (the observer's permits before and
+/// after its reading both belong to it), the window holds its failure.
+///
+/// Catches: a reset from closed that empties the window before its compare-and-swap as a
+/// closing from half-open does (point 7; tried: the observer reads an empty window between
+/// the reset's emptying and its transition, in a generation whose failure is still in view).
+#[test]
+fn a_reset_leaves_the_window_alone_until_its_generation_ends() {
+    check_each_order(2, 2, |order| {
+        let (breaker, _clock) = small(|b| b.consecutive_failures(2));
+        breaker.try_acquire().expect("closed").failure();
+        let resetter: Role<()> = {
+            let breaker = breaker.clone();
+            Box::new(move || breaker.reset())
+        };
+        let observer: Role<()> = {
+            let breaker = breaker.clone();
+            Box::new(move || {
+                let before = breaker.try_acquire().expect("closed").generation();
+                let run = breaker.metrics().consecutive_failures;
+                let after = breaker.try_acquire().expect("closed").generation();
+                if before == 0 && after == 0 {
+                    assert_eq!(run, 1, "generation 0 is current, and its failure in view");
+                }
+            })
+        };
+        spawn_in(order, vec![resetter, observer]);
+        assert_eq!(breaker.metrics().consecutive_failures, 0, "reset");
+    });
 }

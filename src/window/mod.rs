@@ -46,9 +46,20 @@
 //!    generation (by the closer, or by a caller that found that generation current), and that
 //!    write happens before the load; so if the loaded word belonged to a generation after `g`,
 //!    the state load would see that generation, and nothing is written. Which generation is
-//!    newer is never decided by comparing the 14-bit tags, which wrap: a thread that stalls
-//!    for 2^13 transitions between its check and its CAS then fails its CAS, and a window left
-//!    behind by any older generation can always be cleared.
+//!    newer is never decided by comparing the 13-bit tags, which wrap, so a window left behind
+//!    by any older generation can always be cleared. A word whose tag matches is taken as this
+//!    generation's; point 7 makes sure it is.
+//!
+//!    *The one gap*, here and wherever a caller checks its generation and then commits with a
+//!    CAS from the word it loaded: a caller stalled between the two while the breaker makes
+//!    `2^13` transitions or more fails its CAS only if the word changed. It has: every
+//!    closing empties the window, and an empty word carries its full generation (`word.rs`,
+//!    `empty`). But if a later generation with the same tag has since recorded failures, and
+//!    its word happens to hold the very counts the stalled caller loaded (the same number of
+//!    failures, the newest after the same number of successes), the CAS succeeds and writes
+//!    into that generation's window as if it were its own. Closing that gap would take a wider
+//!    word; a stall of thousands of transitions between two adjacent instructions is what it
+//!    needs. The loom models run with a 1-bit tag, so that tags collide in them.
 //! 6. *The rules* (`rules.rs`) are one word, so a judgement uses one version of them whole;
 //!    relaxed loads suffice, as they carry only numbers, and a judgement racing a
 //!    reconfiguration may use either version, as it may load either set of settings. Two
@@ -62,6 +73,23 @@
 //!    `A`'s `F2` preceded `R`'s `F1` in the fences' total order, `R`'s copy would come after
 //!    `A`'s `W`; so `R`'s `F1` precedes `A`'s `F2`, `A`'s second load sees `S`, and `A`
 //!    stopped only because `s` is `S`.
+//! 7. *Emptying before a closing.* A window is left as its last closed generation had it, and
+//!    a generation `2^13` transitions later has the same tag; clearing only on a tag mismatch
+//!    would hand it the old failures. So the closing itself empties the window, before its
+//!    compare-and-swap on the state word, when it closes from a state in which no closed
+//!    generation is current (half-open, open, forced; from closed, see below): load the word
+//!    (`Acquire`), check that the state word is still the one the closing will replace
+//!    (`Acquire`), and CAS from the loaded word to the empty one. No caller of a current
+//!    generation writes the word in such a state (a stalled caller of one long over may, by a
+//!    CAS from a word it loaded then, which fails on a changed word: see point 5). Two
+//!    closings may race, and the loser may empty the window late: but a caller of the new
+//!    generation writes the word only after loading the state word written by the winner's
+//!    CAS, which follows the winner's own emptying; so if the loser's load saw such a write,
+//!    its state check sees the new state and it writes nothing, and if not, its CAS fails
+//!    (the word moved) or replaces the empty word with itself. A reset from closed generation
+//!    `g` to `g + 1` empties the window only if it has `g + 1`'s tag, so never `g`'s own
+//!    window while `g` is current (its callers may be recording); a window of another tag is
+//!    cleared after the transition by [`Window::begin`], on the mismatch.
 
 mod ring;
 mod rules;
@@ -211,6 +239,40 @@ impl Window {
         self.clear_for(Self::empty_mode(settings), generation, &is_current);
     }
 
+    /// Empties the window for closed `generation` before the transition that begins it:
+    /// point 7 above. `from_closed` tells that the transition leaves a closed generation, whose
+    /// window must then be kept unless it has `generation`'s tag. `unchanged` re-reads the
+    /// state word and tells whether it is still the one the transition will replace. Returns
+    /// `false`, having written nothing, once it is not: the caller reads the state again and
+    /// decides anew.
+    pub(crate) fn clear_before_closing(
+        &self,
+        settings: &Settings,
+        generation: u32,
+        from_closed: bool,
+        unchanged: impl Fn() -> bool,
+    ) -> bool {
+        let tag = generation_tag(generation);
+        let empty = Self::empty(settings, generation).0;
+        let mut current = self.word.load(Ordering::Acquire);
+        // The state is read after the word, every time: point 7.
+        while unchanged() {
+            if current == empty || from_closed && WindowWord(current).tag() != tag {
+                return true;
+            }
+            match self.word.compare_exchange_weak(
+                current,
+                empty,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return true,
+                Err(seen) => current = seen,
+            }
+        }
+        false
+    }
+
     fn clear_for(&self, mode: Mode, generation: u32, is_current: &impl Fn() -> bool) {
         let tag = generation_tag(generation);
         let empty = WindowWord::empty(generation, mode).0;
@@ -252,8 +314,8 @@ impl Window {
         // an `Option`, not a `LocalStripe`: the enum's tag would be built and tested here.)
         //
         // The stripe's turn to check goes out of line too: forgetting changes the window,
-        // and the window word's tag is 14 bits, so only `word_for`, which asks the state
-        // word, can tell this generation from one 2^14 transitions older (a permit held
+        // and the window word's tag is 13 bits, so only `word_for`, which asks the state
+        // word, can tell this generation from one 2^13 transitions older (a permit held
         // that long, whose stripe still counts its generation).
         if WindowWord::is_dirty_for(raw, generation) {
             if let Some(stripe) = stripes.thread_stripe() {
@@ -330,7 +392,7 @@ impl Window {
         loop {
             let word = WindowWord(self.word.load(Ordering::Acquire));
             if word.tag() == tag {
-                // The tag is 14 bits: a permit issued 2^14 generations ago matches it too, and
+                // The tag is 13 bits: a permit issued 2^13 generations ago matches it too, and
                 // its outcome must not count in this one.
                 return is_current().then_some(word);
             }
@@ -779,6 +841,13 @@ impl Window {
         if !before.remembers_newest_failure() {
             return None; // a clean window forgot every earlier failure
         }
+        // `number` is `before`'s count of failures: one compare, and rarely the bit.
+        if back > number && !before.has_wrapped() {
+            // Failure `number - back` would come before this generation's first. Only the
+            // wrapped bit tells this apart from a count that wrapped, and the ring may still
+            // hold a record with that number and this tag from a generation 2^13 earlier.
+            return None;
+        }
         if back == 1 {
             return Some(before.successes_before_newest());
         }
@@ -867,8 +936,15 @@ impl Window {
         let distance =
             |earlier: u32, back: u32| successes.wrapping_sub(earlier).wrapping_add(back + 1);
         let newest = recorded.wrapping_sub(1) as u16;
+        // Never past this generation's failure 0: a record further back, with this tag, would
+        // be a generation 2^13 older's (see `successes_before_earlier`).
+        let in_generation = if word.has_wrapped() {
+            u32::from(u16::MAX)
+        } else {
+            recorded
+        };
         let (mut failures, mut consecutive, mut in_run) = (0, 0, true);
-        for back in 0..u32::from(u16::MAX) {
+        for back in 0..in_generation {
             let earlier = if back == 0 {
                 Some(word.successes_before_newest())
             } else {
@@ -1023,11 +1099,11 @@ mod tests {
     #[test]
     fn a_caller_stalled_for_many_generations_does_not_clear_a_newer_window() {
         let (window, _, settings) = window_of_four();
-        // 14-bit tags of 10_000 and 100 are more than 2^13 apart: by tag order alone, 100 would
+        // 13-bit tags of 5_100 and 100 are more than 2^12 apart: by tag order alone, 100 would
         // look newer.
-        window.begin(&settings, 10_000, || true);
+        window.begin(&settings, 5_100, || true);
         window.begin(&settings, 100, || false); // generation 100 ended long ago
-        assert_eq!(tag_now(&window), generation_tag(10_000));
+        assert_eq!(tag_now(&window), generation_tag(5_100));
     }
 
     #[test]

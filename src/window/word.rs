@@ -1,15 +1,20 @@
 //! The window word: what the failure window knows about its newest failure, in 64 bits.
 //!
 //! ```text
-//!  63  62 61              48 47              32 31                               0
-//! +------+------------------+------------------+----------------------------------+
-//! | mode | generation (14)  | failures (16)    | successes before newest failure  |   Clean, Dirty
-//! +------+------------------+------------------+-----------------+----------------+
-//! | mode | generation (14)  | failures (16)    | success ticks   | successes (16) |   Filling
-//! +------+------------------+------------------+-----------------+----------------+
+//!  63  62 61             49  48  47              32 31                               0
+//! +------+-----------------+---+------------------+----------------------------------+
+//! | mode | generation (13) | w | failures (16)    | successes before newest failure  |   Clean, Dirty
+//! +------+-----------------+---+------------------+-----------------+----------------+
+//! | mode | generation (13) | w | failures (16)    | success ticks   | successes (16) |   Filling
+//! +------+-----------------+---+------------------+-----------------+----------------+
 //! ```
 //!
-//! - *generation*: the low 14 bits of the closed generation the window belongs to.
+//! - *generation*: the low 13 bits of the closed generation the window belongs to.
+//! - *w* (wrapped): set once this generation has recorded 2^16 failures, so that the failure
+//!   count has wrapped at least once. Without it, a failure numbered below the distance it
+//!   looks back could not tell "no earlier failure in this generation" from "the earlier
+//!   failure is numbered near 2^16", and the ring may still hold a record of that number and
+//!   tag from a generation 2^13 transitions older.
 //! - *failures*: failures recorded in this generation, modulo 2^16; failure number `n` is the
 //!   `n`-th failure (from 0), so the newest is `failures - 1`.
 //! - *successes before newest failure*: how many successes this generation had counted when
@@ -21,15 +26,24 @@
 //! Modes:
 //! - `Filling`: fewer than `window` calls recorded since the window was cleared. Every
 //!   success goes through shared memory, because the success that brings the count to the
-//!   minimum may itself have to trip the breaker.
+//!   minimum may itself have to trip the breaker. (A window holds at most 2^15 calls, so a
+//!   filling window never wraps its failure count.)
 //! - `Dirty`: full, and a failure may still be in view of a rule. Successes are counted in
 //!   per-thread stripes so that they age failures out.
 //! - `Clean`: full, and no rule can see any failure. A success changes nothing and is not
 //!   counted at all: this is the healthy path.
 
-pub(super) const GENERATION_MASK: u32 = (1 << 14) - 1;
+/// The tag's width. Under loom, 1 bit: generations two transitions apart then share a tag,
+/// so that the models, which make a few transitions, run into tags that collide.
+#[cfg(not(loom))]
+const GENERATION_BITS: u32 = 13;
+#[cfg(loom)]
+const GENERATION_BITS: u32 = 1;
+pub(super) const GENERATION_MASK: u32 = (1 << GENERATION_BITS) - 1;
 const MODE_SHIFT: u32 = 62;
-const GENERATION_SHIFT: u32 = 48;
+const GENERATION_SHIFT: u32 = 49;
+/// Just above the 16-bit failure count, where its carry lands (`with_failure`).
+const WRAPPED: u64 = 1 << (FAILURES_SHIFT + 16);
 const FAILURES_SHIFT: u32 = 32;
 const TICK_SHIFT: u32 = 16;
 
@@ -40,7 +54,7 @@ pub(super) enum Mode {
     Filling = 2,
 }
 
-/// The 14-bit generation tag of a closed generation.
+/// The 13-bit generation tag of a closed generation.
 #[inline(always)]
 pub(super) fn generation_tag(generation: u32) -> u32 {
     generation & GENERATION_MASK
@@ -51,13 +65,29 @@ pub(super) struct WindowWord(pub(super) u64);
 
 impl WindowWord {
     /// An empty window for `generation`.
+    ///
+    /// Generations `2^13` apart share a tag, and the window is emptied at each closing, so an
+    /// empty word also carries what is left of its generation in bits it does not use yet: a
+    /// clean window remembers no failure, so its count of successes before one is free, and a
+    /// filling window's success ticks only need to change. A compare-and-swap from the empty
+    /// word of a generation long over (a caller stalled across the transitions) then fails on
+    /// a later generation's empty word instead of landing in it. (Once a failure is recorded,
+    /// the word holds counts that another generation can repeat: see point 5 in `mod.rs`.)
     pub(super) fn empty(generation: u32, mode: Mode) -> Self {
+        let unused = match mode {
+            Mode::Clean => u64::from(generation),
+            Mode::Filling => u64::from((generation >> GENERATION_BITS) as u16) << TICK_SHIFT,
+            Mode::Dirty => 0,
+        };
         WindowWord(
-            (mode as u64) << MODE_SHIFT | u64::from(generation_tag(generation)) << GENERATION_SHIFT,
+            (mode as u64) << MODE_SHIFT
+                | u64::from(generation_tag(generation)) << GENERATION_SHIFT
+                | unused,
         )
     }
 
-    /// The top 16 bits of a clean window of `generation`: one comparison tests both.
+    /// The top 15 bits (mode and tag) of a clean window of `generation`: one comparison tests
+    /// both.
     #[inline(always)]
     pub(super) fn clean_key(generation: u32) -> u64 {
         u64::from(generation_tag(generation))
@@ -92,6 +122,11 @@ impl WindowWord {
         (self.0 >> FAILURES_SHIFT) as u16
     }
 
+    /// Whether this generation has recorded at least 2^16 failures (its count wrapped).
+    pub(super) fn has_wrapped(self) -> bool {
+        self.0 & WRAPPED != 0
+    }
+
     /// Whether the newest failure still matters to a rule (and its record is in this word).
     /// A clean window has forgotten it.
     pub(super) fn remembers_newest_failure(self) -> bool {
@@ -115,9 +150,12 @@ impl WindowWord {
     /// `mode` must be `Filling` only if the window was filling; its 16-bit success field holds
     /// `successes` then, which is below the window size.
     pub(super) fn with_failure(self, successes: u32, mode: Mode) -> Self {
-        let failures = u64::from(self.failures().wrapping_add(1));
+        // One more failure as a 17-bit sum: from 2^16 - 1 it is 2^16, whose bit lands on the
+        // wrapped bit just above the field (and the field reads 0). The head keeps that bit
+        // once set.
+        let failures = u64::from(self.failures()) + 1;
         let head = (mode as u64) << MODE_SHIFT
-            | (self.0 & (u64::from(GENERATION_MASK) << GENERATION_SHIFT));
+            | (self.0 & (u64::from(GENERATION_MASK) << GENERATION_SHIFT | WRAPPED));
         let low = match mode {
             Mode::Filling => (self.0 & (0xFFFF << TICK_SHIFT)) | u64::from(successes as u16),
             Mode::Clean | Mode::Dirty => u64::from(successes),
@@ -156,7 +194,18 @@ mod tests {
             (Mode::Filling, 0x1678, 0)
         );
         assert!(!filling.remembers_newest_failure());
+        let same_tag = WindowWord::empty(0x1234_5678 + (1 << GENERATION_BITS), Mode::Filling);
+        assert_eq!(same_tag.tag(), filling.tag());
+        assert_ne!(
+            same_tag, filling,
+            "generations that share a tag have different empty words"
+        );
         let clean = WindowWord::empty(7, Mode::Clean);
+        assert_ne!(
+            clean,
+            WindowWord::empty(7 + (1 << GENERATION_BITS), Mode::Clean)
+        );
+        assert!(!clean.remembers_newest_failure());
         assert!(WindowWord::is_clean_for(clean.0, 7));
         assert!(!WindowWord::is_clean_for(clean.0, 8));
         assert!(!WindowWord::is_clean_for(
@@ -209,5 +258,31 @@ mod tests {
             word = word.with_failure(5, Mode::Dirty);
         }
         assert_eq!((word.failures(), word.tag()), (1, 1));
+        assert!(word.has_wrapped());
+        assert_eq!(
+            word.mode(),
+            Mode::Dirty,
+            "the wrapped bit is not the mode's"
+        );
+        let clean = word.with_mode(Mode::Clean);
+        assert!(clean.has_wrapped(), "a change of mode keeps it");
+        assert!(
+            WindowWord::is_clean_for(clean.0, 1),
+            "a clean window that wrapped is still clean for the quick path"
+        );
+        assert!(WindowWord::is_dirty_for(word.0, 1));
+    }
+
+    #[test]
+    fn the_wrapped_bit_is_set_by_failure_2_pow_16_and_not_before() {
+        let mut word = WindowWord::empty(2, Mode::Dirty);
+        for _ in 0..65_535 {
+            word = word.with_failure(5, Mode::Dirty);
+        }
+        assert_eq!((word.failures(), word.has_wrapped()), (65_535, false));
+        word = word.with_failure(5, Mode::Dirty);
+        assert_eq!(word.failures(), 0);
+        assert!(word.has_wrapped());
+        assert!(!WindowWord::empty(2, Mode::Dirty).has_wrapped());
     }
 }
