@@ -216,3 +216,51 @@ fn a_reset_leaves_the_window_alone_until_its_generation_ends() {
         assert_eq!(breaker.metrics().consecutive_failures, 0, "reset");
     });
 }
+
+/// A failure of the first closed generation races `force_open` then `reset`, which close the
+/// breaker in a generation with the same tag under loom; first with the filling window
+/// empty, then after one success (its tick moved).
+///
+/// Checks that the failure counts in the final window exactly when its permit belongs to the
+/// final generation.
+///
+/// Catches: a stalled failure whose CAS lands in the later generation's window because the
+/// two words are alike (tried: success ticks seeded with the generation's high bits counting
+/// up, so that one tick in generation 0 equals generation 2's seed, and an empty filling word
+/// with no seed at all: each makes one of the two runs fail).
+#[test]
+fn a_stale_failure_does_not_land_in_a_later_filling_window_of_its_tag() {
+    for successes_first in [0, 1] {
+        check_each_order(2, 2, move |order| {
+            let (breaker, _clock) = small(|b| b.failure_rate(1.0, 3));
+            for _ in 0..successes_first {
+                breaker.try_acquire().expect("closed").success();
+            }
+            let caller: Role<Option<u32>> = {
+                let breaker = breaker.clone();
+                Box::new(move || {
+                    let permit = breaker.try_acquire().ok()?;
+                    let generation = permit.generation();
+                    permit.failure();
+                    Some(generation)
+                })
+            };
+            let resetter: Role<Option<u32>> = {
+                let breaker = breaker.clone();
+                Box::new(move || {
+                    breaker.force_open(); // generation 1
+                    breaker.reset(); // generation 2: the tag of 0 under loom
+                    None
+                })
+            };
+            let permit = spawn_in(order, vec![caller, resetter])[0];
+            let metrics = breaker.metrics();
+            assert_eq!(metrics.state, State::Closed);
+            assert_eq!(
+                metrics.window_failures,
+                u32::from(permit == Some(2)),
+                "permit of generation {permit:?}: {metrics:?}"
+            );
+        });
+    }
+}

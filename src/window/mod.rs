@@ -52,14 +52,16 @@
 //!
 //!    *The one gap*, here and wherever a caller checks its generation and then commits with a
 //!    CAS from the word it loaded: a caller stalled between the two while the breaker makes
-//!    `2^13` transitions or more fails its CAS only if the word changed. It has: every
-//!    closing empties the window, and an empty word carries its full generation (`word.rs`,
-//!    `empty`). But if a later generation with the same tag has since recorded failures, and
-//!    its word happens to hold the very counts the stalled caller loaded (the same number of
-//!    failures, the newest after the same number of successes), the CAS succeeds and writes
-//!    into that generation's window as if it were its own. Closing that gap would take a wider
-//!    word; a stall of thousands of transitions between two adjacent instructions is what it
-//!    needs. The loom models run with a 1-bit tag, so that tags collide in them.
+//!    `2^13` transitions or more fails its CAS only if the word changed. Every closing empties
+//!    the window, and a clean word carries its full generation (`word.rs`, `cleaned`), so a
+//!    clean word never comes back. A filling or dirty one can: if by the time the caller
+//!    resumes a later generation with the same tag holds a word alike the one it loaded in
+//!    every field (as many failures, the newest after as many successes; filling, as many
+//!    success ticks from a seed one lower for each `2^13` transitions, `word.rs`,
+//!    `tick_seed`), the CAS succeeds and writes into that generation's window as if it were
+//!    its own. Closing that gap would take a wider word; it needs a stall of thousands of
+//!    transitions between two adjacent instructions. The loom models run with a 1-bit tag,
+//!    so that tags collide in them.
 //! 6. *The rules* (`rules.rs`) are one word, so a judgement uses one version of them whole;
 //!    relaxed loads suffice, as they carry only numbers, and a judgement racing a
 //!    reconfiguration may use either version, as it may load either set of settings. Two
@@ -525,7 +527,7 @@ impl Window {
                 );
                 return;
             }
-            let clean = word.with_mode(Mode::Clean).0;
+            let clean = word.cleaned(generation).0;
             if self
                 .word
                 .compare_exchange(raw, clean, Ordering::AcqRel, Ordering::Relaxed)
@@ -592,7 +594,11 @@ impl Window {
                 .successes(generation, stripes)
                 .wrapping_sub(word.successes_before_newest())
                 >= self.rules().forget_after();
-        word.with_mode(if aged { Mode::Clean } else { Mode::Dirty })
+        if aged {
+            word.cleaned(generation)
+        } else {
+            word.with_mode(Mode::Dirty)
+        }
     }
 
     /// How many of the failures in `word` came before success number `number`: those whose
@@ -1115,5 +1121,124 @@ mod tests {
         assert_eq!(judged, Judgement::Keep);
         assert_eq!(tag_now(&window), generation_tag(10_000));
         assert_eq!(window.snapshot(&settings, 10_000, &stripes).failures, 1);
+    }
+
+    /// A window of four calls that trips at 100 %, its stripes and settings, for the stalled
+    /// callers below.
+    fn rate_of_four() -> (Window, Stripes, Settings) {
+        let config = Config {
+            failure_rate: Some(FailureRateConfig {
+                threshold: 1.0,
+                window: 4,
+                minimum_calls: None,
+            }),
+            stripes: Some(1),
+            ..Config::default()
+        };
+        let settings = Settings::validate(&config).unwrap();
+        (Window::new(&settings, 0), Stripes::new(1), settings)
+    }
+
+    /// Records a failure of generation 0 that checks it is current, then stalls while
+    /// `meanwhile` runs (the breaker making `2^13` transitions or more) and then commits.
+    /// Returns its judgement.
+    fn stalled_failure_of_0(
+        window: &Window,
+        stripes: &Stripes,
+        settings: &Swappable<Settings>,
+        meanwhile: impl FnOnce() -> u32,
+    ) -> Judgement {
+        let current = std::cell::Cell::new(0u32);
+        let meanwhile = std::cell::Cell::new(Some(meanwhile));
+        window.record_failure(settings, 0, stripes, || {
+            let is_current = current.get() == 0;
+            if let Some(meanwhile) = meanwhile.take() {
+                current.set(meanwhile()); // right after the check
+            }
+            is_current
+        })
+    }
+
+    fn success(window: &Window, stripes: &Stripes, settings: &Swappable<Settings>, g: u32) {
+        if !window.record_success_quickly(g, stripes) {
+            let judged = window.record_success_slow(g, stripes, stripes.local(), settings, || true);
+            assert_eq!(judged, Judgement::Keep);
+        }
+    }
+
+    /// A stalled failure of a generation whose filling window ticked once, against the empty
+    /// window of the generation `2^13` later (the same tag): its CAS must fail.
+    #[test]
+    fn a_stalled_failure_of_a_ticked_generation_misses_a_later_empty_window() {
+        let (window, stripes, settings) = rate_of_four();
+        let shared = Swappable::new(settings);
+        success(&window, &stripes, &shared, 0); // the tick moves
+        let later = 1 << 13;
+        let judged = stalled_failure_of_0(&window, &stripes, &shared, || {
+            assert!(window.clear_before_closing(&settings, later, false, || true));
+            later
+        });
+        let snapshot = window.snapshot(&settings, later, &stripes);
+        assert_eq!(
+            (judged, snapshot.failures),
+            (Judgement::Stale, 0),
+            "generation 2^13 has recorded nothing, but holds {snapshot:?}"
+        );
+    }
+
+    /// The same against a window that filled with successes only, 2^13 generations on.
+    #[test]
+    fn a_stalled_failure_misses_a_later_window_that_filled_clean() {
+        let (window, stripes, settings) = rate_of_four();
+        let shared = Swappable::new(settings);
+        for _ in 0..4 {
+            success(&window, &stripes, &shared, 0);
+        }
+        let later = 1 << 13;
+        let judged = stalled_failure_of_0(&window, &stripes, &shared, || {
+            assert!(window.clear_before_closing(&settings, later, false, || true));
+            for _ in 0..4 {
+                success(&window, &stripes, &shared, later);
+            }
+            later
+        });
+        let word = WindowWord(window.word.load(Ordering::Relaxed));
+        assert_eq!(
+            (judged, word.mode(), word.failures()),
+            (Judgement::Stale, Mode::Clean, 0),
+            "generation 2^13 recorded four successes only"
+        );
+    }
+
+    /// And against one that had a failure and forgot it, as generation 0 did.
+    #[test]
+    fn a_stalled_failure_misses_a_later_window_that_forgot_alike() {
+        let (window, stripes, settings) = window_of_four();
+        let shared = Swappable::new(settings);
+        let history = |g: u32| {
+            for _ in 0..4 {
+                success(&window, &stripes, &shared, g);
+            }
+            assert_eq!(
+                window.record_failure(&shared, g, &stripes, || true),
+                Judgement::Keep
+            );
+            for _ in 0..4 {
+                success(&window, &stripes, &shared, g);
+            }
+            assert_eq!(
+                WindowWord(window.word.load(Ordering::Relaxed)).mode(),
+                Mode::Clean
+            );
+        };
+        history(0);
+        let later = 1 << 13;
+        let judged = stalled_failure_of_0(&window, &stripes, &shared, || {
+            assert!(window.clear_before_closing(&settings, later, false, || true));
+            history(later);
+            later
+        });
+        assert_eq!(judged, Judgement::Stale);
+        assert_eq!(window.snapshot(&settings, later, &stripes).failures, 0);
     }
 }

@@ -54,6 +54,15 @@ pub(super) enum Mode {
     Filling = 2,
 }
 
+/// Where the success ticks of `generation`'s filling window start: counting down, one step
+/// per `2^13` generations, while ticks count up. Generations that share a tag are `m · 2^13`
+/// apart for some `m`, and a window `k` ticks along is alike the empty word of the one `m`
+/// periods later only if `k = 2^16 - m`; a filling window takes fewer than `2^15` ticks, so
+/// that is more than `2^15` periods, `2^28` transitions, later.
+fn tick_seed(generation: u32) -> u16 {
+    ((generation >> GENERATION_BITS) as u16).wrapping_neg()
+}
+
 /// The 13-bit generation tag of a closed generation.
 #[inline(always)]
 pub(super) fn generation_tag(generation: u32) -> u32 {
@@ -67,16 +76,15 @@ impl WindowWord {
     /// An empty window for `generation`.
     ///
     /// Generations `2^13` apart share a tag, and the window is emptied at each closing, so an
-    /// empty word also carries what is left of its generation in bits it does not use yet: a
-    /// clean window remembers no failure, so its count of successes before one is free, and a
-    /// filling window's success ticks only need to change. A compare-and-swap from the empty
-    /// word of a generation long over (a caller stalled across the transitions) then fails on
-    /// a later generation's empty word instead of landing in it. (Once a failure is recorded,
-    /// the word holds counts that another generation can repeat: see point 5 in `mod.rs`.)
+    /// empty word also carries its generation in bits it does not use yet, as every clean
+    /// word does ([`cleaned`](WindowWord::cleaned)): a filling window's success ticks only
+    /// need to change, and start from [`tick_seed`]. A compare-and-swap from the word of a
+    /// generation long over (a caller stalled across the transitions) then fails on a later
+    /// generation's word instead of landing in it, with the exceptions in point 5 of `mod.rs`.
     pub(super) fn empty(generation: u32, mode: Mode) -> Self {
         let unused = match mode {
             Mode::Clean => u64::from(generation),
-            Mode::Filling => u64::from((generation >> GENERATION_BITS) as u16) << TICK_SHIFT,
+            Mode::Filling => u64::from(tick_seed(generation)) << TICK_SHIFT,
             Mode::Dirty => 0,
         };
         WindowWord(
@@ -170,6 +178,14 @@ impl WindowWord {
         WindowWord(cleared | u64::from(tick.wrapping_add(1)) << TICK_SHIFT)
     }
 
+    /// The same failures in a clean window of `generation`: a clean window remembers no
+    /// failure, so the count of successes before its newest is free, and holds the full
+    /// generation instead. No two generations' clean words are then alike (until the 32-bit
+    /// generation wraps), however alike their histories.
+    pub(super) fn cleaned(self, generation: u32) -> Self {
+        WindowWord(self.with_mode(Mode::Clean).0 & !0xFFFF_FFFF | u64::from(generation))
+    }
+
     /// The same failures in another mode (Filling → Dirty or Clean, Dirty → Clean).
     pub(super) fn with_mode(self, mode: Mode) -> Self {
         let successes = self.successes_before_newest();
@@ -182,7 +198,7 @@ impl WindowWord {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
 
