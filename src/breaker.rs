@@ -453,6 +453,7 @@ impl<C: Clock> Breaker<C> {
                 word.generation(),
                 word.is_closed(),
                 || self.now(),
+                || StateWord(self.control.state.load(Ordering::Acquire)).generation(),
                 limit,
                 &mut swept,
             );

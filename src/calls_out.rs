@@ -40,7 +40,9 @@
 //!   opened here since, even one of the same time (a registration delayed past the sweep);
 //! - *generation*: the closed generation the calls were issued in (low 18 bits of the state
 //!   word's): a call of an earlier generation no longer feeds any rule, so a sweep removes it
-//!   without judging it and counts it as released (a call left out while 262,144 transitions
+//!   without judging it and counts it as released (a sweep reads the state word again before
+//!   it takes a bucket of a generation other than the one it read first, which may have begun
+//!   since: see `OutRing::sweep`; a call left out while 262,144 transitions
 //!   pass with no sweep between would be taken for one of the current generation);
 //! - *taken*: the place is free: a sweep took its bucket (or it was never used); the rest of
 //!   the word stays, so that the reuse count carries on.
@@ -201,10 +203,12 @@ impl OutRing {
             let word = &self.places[place];
             let mut seen = word.load(Ordering::Relaxed);
             while holds(seen, name) && seen & COUNT_MASK != COUNT_MASK {
+                // Release, as when opening below: a sweep that reads this entry also sees the
+                // state word this call was admitted in (`sweep`'s generation check).
                 match word.compare_exchange_weak(
                     seen,
                     seen + 1,
-                    Ordering::Relaxed,
+                    Ordering::Release,
                     Ordering::Relaxed,
                 ) {
                     Ok(_) => return Some(entered(place, seen + 1, false)),
@@ -218,7 +222,7 @@ impl OutRing {
             let mut seen = word.load(Ordering::Relaxed);
             while seen & TAKEN != 0 {
                 let opened = name | ((reuse_of(seen) + 1) & REUSE_MASK) << REUSE_SHIFT | 1;
-                match word.compare_exchange_weak(seen, opened, Ordering::Relaxed, Ordering::Relaxed)
+                match word.compare_exchange_weak(seen, opened, Ordering::Release, Ordering::Relaxed)
                 {
                     Ok(_) => return Some(entered(place, opened, true)),
                     Err(current) => seen = current,
@@ -281,8 +285,8 @@ impl OutRing {
     }
 
     /// Takes every bucket that is due under `limit` and belongs to `generation` (the
-    /// breaker's current one, and closed if `closed`), and every bucket of any other
-    /// generation; frees them and every empty bucket whose stretch is over or whose width is
+    /// breaker's current one, and closed if `closed`), and every bucket of an ended
+    /// generation (see below); frees them and every empty bucket whose stretch is over or whose width is
     /// not that of `limit`. Adds the calls it took to `swept`, and the due times of the
     /// buckets it left. `now` reads the clock: once for each bucket, after reading its word,
     /// so that no call in it was issued after that time (on this core's clock: a clock read on
@@ -291,22 +295,38 @@ impl OutRing {
     /// Each take is a compare-and-swap from the word as read, so a call that ends meanwhile is
     /// either counted by its end (the swap fails and the word is read again) or by this sweep
     /// (its end then finds the bucket taken), never both.
+    ///
+    /// A bucket of another generation is of an ended one unless it is of the breaker's
+    /// generation now: `generation_now` reads the state word again, for a bucket opened by a
+    /// call admitted after a transition that came after the sweep read `generation`. Such a
+    /// bucket is left to a sweep of its own generation. The entry's compare-and-swap is a
+    /// release and this load an acquire, so the state word read after it is at least the one
+    /// the entering call was admitted in.
     pub(crate) fn sweep(
         &self,
         generation: u32,
         closed: bool,
         now: impl Fn() -> u64,
+        generation_now: impl Fn() -> u32,
         limit: u64,
         swept: &mut Swept,
     ) {
         let current = generation_tag(generation);
         let current_shift = u64::from(bucket_shift(limit));
         for word in &self.places {
-            let mut seen = word.load(Ordering::Relaxed);
+            let mut seen = word.load(Ordering::Acquire);
             while seen & TAKEN == 0 {
+                let tag = (seen >> GENERATION_SHIFT) & GENERATION_MASK;
+                if tag != current && tag == generation_tag(generation_now()) {
+                    // A later generation's: its due time is kept, not judged here.
+                    swept.next_due = swept
+                        .next_due
+                        .min(end_time(seen, now()).saturating_add(limit));
+                    break;
+                }
                 let now = now();
                 let out = seen & COUNT_MASK;
-                let ended = (seen >> GENERATION_SHIFT) & GENERATION_MASK != current;
+                let ended = tag != current;
                 let end = end_time(seen, now);
                 let due = end.saturating_add(limit);
                 // Without saturating: a due time past the top of the clock is never due (else,
@@ -321,7 +341,7 @@ impl OutRing {
                 }
                 // Taken: the name stays, so the reuse count carries on when the place reopens.
                 let taken = (seen & NAME_MASK) | TAKEN;
-                match word.compare_exchange_weak(seen, taken, Ordering::Relaxed, Ordering::Relaxed)
+                match word.compare_exchange_weak(seen, taken, Ordering::Relaxed, Ordering::Acquire)
                 {
                     Ok(_) => {
                         if ended {
@@ -473,10 +493,10 @@ mod tests {
         let early = ring.enter(GEN, 100, LIMIT).unwrap(); // bucket [0, 256): due 1256
         let late = ring.enter(GEN, 300, LIMIT).unwrap(); // bucket [256, 512): due 1512
         let mut swept = Swept::empty();
-        ring.sweep(GEN, true, || 1_255, LIMIT, &mut swept);
+        ring.sweep(GEN, true, || 1_255, || GEN, LIMIT, &mut swept);
         assert_eq!((swept.hung, swept.next_due), (0, 1_256));
         swept.next_due = u64::MAX;
-        ring.sweep(GEN, true, || 1_256, LIMIT, &mut swept);
+        ring.sweep(GEN, true, || 1_256, || GEN, LIMIT, &mut swept);
         assert_eq!((swept.hung, swept.next_due), (1, 1_512));
         assert!(
             ring.leave(early, GEN, 100, 100) == Left::Taken,
@@ -490,7 +510,7 @@ mod tests {
         let ring = OutRing::default();
         ring.enter(GEN, u64::MAX, LIMIT).unwrap();
         let mut swept = Swept::empty();
-        ring.sweep(GEN, true, || u64::MAX, LIMIT, &mut swept);
+        ring.sweep(GEN, true, || u64::MAX, || GEN, LIMIT, &mut swept);
         assert_eq!(swept.hung, 0, "out for no time at all");
     }
 
@@ -501,7 +521,7 @@ mod tests {
         let ring = OutRing::default();
         ring.enter(GEN, u64::MAX - (1 << 30), limit).unwrap();
         let mut swept = Swept::empty();
-        ring.sweep(GEN, true, || u64::MAX, limit, &mut swept);
+        ring.sweep(GEN, true, || u64::MAX, || GEN, limit, &mut swept);
         assert_eq!(swept.hung, 1, "out longer than its limit");
     }
 
@@ -510,7 +530,7 @@ mod tests {
         let ring = OutRing::default();
         let old = ring.enter(GEN, 100, LIMIT).unwrap();
         let mut swept = Swept::empty();
-        ring.sweep(GEN + 2, true, || 200, LIMIT, &mut swept);
+        ring.sweep(GEN + 2, true, || 200, || GEN + 2, LIMIT, &mut swept);
         assert_eq!(
             swept,
             Swept {
@@ -527,7 +547,7 @@ mod tests {
         let ring = OutRing::default();
         ring.enter(GEN, 100, LIMIT).unwrap();
         let mut swept = Swept::empty();
-        ring.sweep(GEN, false, || 5_000, LIMIT, &mut swept);
+        ring.sweep(GEN, false, || 5_000, || GEN, LIMIT, &mut swept);
         assert_eq!((swept.hung, swept.ended_generation), (0, 0));
         assert_eq!(ring.out(), 1);
     }
@@ -537,7 +557,7 @@ mod tests {
         let ring = OutRing::default();
         let hung = ring.enter(GEN, 100, LIMIT).unwrap();
         let mut swept = Swept::empty();
-        ring.sweep(GEN, true, || 2_000, LIMIT, &mut swept);
+        ring.sweep(GEN, true, || 2_000, || GEN, LIMIT, &mut swept);
         assert_eq!(swept.hung, 1);
         // A registration of the same bucket, delayed past the sweep, reopens the same place.
         let delayed = ring.enter(GEN, 100, LIMIT).unwrap();
@@ -572,7 +592,7 @@ mod tests {
         );
         // A sweep in a later generation frees them all, empty or not.
         let mut swept = Swept::empty();
-        ring.sweep(GEN + 2, true, || 9 * 256, LIMIT, &mut swept);
+        ring.sweep(GEN + 2, true, || 9 * 256, || GEN + 2, LIMIT, &mut swept);
         assert_eq!((swept.hung, swept.ended_generation), (0, 7));
         assert!(ring.enter(GEN + 2, 9 * 256, LIMIT).unwrap().opened);
     }
@@ -626,7 +646,7 @@ mod tests {
         }
         assert_eq!(ring.leave(other_width, GEN, 310, 310), Left::Counted);
         let mut swept = Swept::empty();
-        ring.sweep(GEN, true, || 400, LIMIT, &mut swept);
+        ring.sweep(GEN, true, || 400, || GEN, LIMIT, &mut swept);
         assert_eq!((swept.hung, swept.ended_generation), (0, 0));
         assert_eq!(
             swept.next_due,
@@ -652,7 +672,7 @@ mod tests {
         );
         assert_eq!(ring.out(), 1);
         let mut swept = Swept::empty();
-        ring.sweep(GEN, true, || now, LIMIT, &mut swept);
+        ring.sweep(GEN, true, || now, || GEN, LIMIT, &mut swept);
         assert_eq!(swept.hung, 1);
     }
 

@@ -2,9 +2,14 @@
 //! is judged slow at the next call after that, without waiting for it to end, and its own end
 //! records nothing more.
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use hotbreaker::{Breaker, Config, ManualClock, Permit, State};
+use hotbreaker::{Breaker, Config, ManualClock, OwnedPermit, Permit, State};
+
+#[path = "support/hook_clock.rs"]
+mod hook_clock;
+use hook_clock::HookClock;
 
 const LIMIT: Duration = Duration::from_millis(100);
 /// A call out this long has been judged by the next call: the limit and a half.
@@ -458,4 +463,55 @@ fn a_long_out_call_ending_after_the_limit_was_removed_is_judged_hung() {
         "{metrics:?}"
     );
     assert_eq!(metrics.state, State::Open, "the failure did not count");
+}
+
+/// A sweep reads the state word, then the buckets. A reset between the two, and a call of the
+/// new generation entering a bucket the sweep reads later: that bucket is of the generation
+/// now current, not of an ended one, and must not be released as ended (the call's failure
+/// was then lost: its end found the bucket taken).
+#[test]
+fn a_sweep_leaves_the_bucket_of_a_generation_that_began_after_it_read_the_state() {
+    let clock = HookClock::default();
+    let breaker = Arc::new(
+        Breaker::builder()
+            .consecutive_failures(1)
+            .slow_call(Duration::from_secs(1)) // buckets 2^28 ns wide
+            .open_duration(Duration::from_secs(60))
+            .clock(clock.clone())
+            .build()
+            .unwrap(),
+    );
+    // Generation 0: a call that hangs, in the bucket at time 0.
+    let hung = breaker.try_acquire_owned().unwrap();
+    assert_eq!(hung.generation(), 0);
+
+    // Past that bucket's due time, the next call sweeps. The sweep reads the state word
+    // (closed, generation 0), then the clock once for each bucket it reads: at the second
+    // reading, "another thread" resets the breaker and makes a call in generation 1, whose
+    // bucket (at 2 s) the sweep reads after the first one.
+    clock.set(Duration::from_secs(2));
+    let fresh: Arc<Mutex<Option<OwnedPermit<HookClock>>>> = Arc::default();
+    {
+        let (breaker, fresh) = (Arc::clone(&breaker), Arc::clone(&fresh));
+        clock.arm(2, move || {
+            breaker.reset();
+            *fresh.lock().unwrap() = Some(breaker.try_acquire_owned().unwrap());
+        });
+    }
+    let sweeper = breaker.try_acquire().unwrap();
+    let fresh = fresh
+        .lock()
+        .unwrap()
+        .take()
+        .expect("the hook ran in the sweep");
+    assert_eq!((fresh.generation(), sweeper.generation()), (1, 1));
+    drop(sweeper); // released: counts nothing
+    let released_before = breaker.metrics().released;
+
+    // The call of generation 1 fails, in time, while generation 1 is current.
+    fresh.failure();
+    let metrics = breaker.metrics();
+    assert_eq!(metrics.state, State::Open, "{metrics:?}");
+    assert_eq!(metrics.released, released_before, "{metrics:?}");
+    drop(hung);
 }

@@ -8,6 +8,7 @@ mod common;
 use std::time::Duration;
 
 use common::{Role, check_each_order, small, spawn_in};
+use hotbreaker::State;
 
 /// The slow-call limit of these models; they move the clock by multiples of it.
 const LIMIT: Duration = Duration::from_millis(10);
@@ -266,5 +267,51 @@ fn a_snapshot_never_shows_more_slow_calls_than_failures() {
             (1, 1),
             "{metrics:?}"
         );
+    });
+}
+
+/// A call of the first closed generation is out past its due time. Thread A makes a call,
+/// whose admission sweeps; thread B resets the breaker and then makes a call that fails. A's
+/// sweep may read the state word before the reset and B's bucket after B entered it.
+///
+/// Checks that B's failure counts whenever B's call belongs to the final generation: the
+/// breaker ends closed with a run of one.
+///
+/// Catches: a sweep that takes every bucket of a generation other than the one it read as
+/// ended (tried: B's bucket is released under it, and B's end finds it taken and records
+/// nothing, a run of 0), and the same check without the release on entering or the acquire
+/// on the sweep's read of a bucket (tried: the sweep's second read of the state word still
+/// finds generation 0).
+#[test]
+fn a_sweep_leaves_the_bucket_of_a_generation_begun_since_it_read_the_state() {
+    check_each_order(2, 2, |order| {
+        let (breaker, clock) = small(|b| b.consecutive_failures(2).slow_call(LIMIT));
+        std::mem::forget(breaker.try_acquire().unwrap()); // out, in generation 0
+        clock.advance(DUE);
+        let sweeper: Role<Option<u32>> = {
+            let breaker = breaker.clone();
+            Box::new(move || {
+                drop(breaker.try_acquire());
+                None
+            })
+        };
+        let resetter: Role<Option<u32>> = {
+            let breaker = breaker.clone();
+            Box::new(move || {
+                breaker.reset();
+                let permit = breaker.try_acquire().unwrap();
+                let generation = permit.generation();
+                // The call is out: let the other thread run here without spending one of
+                // the model's preemptions on it (the race needs three otherwise).
+                loom::thread::yield_now();
+                permit.failure();
+                Some(generation)
+            })
+        };
+        let generation = spawn_in(order, vec![sweeper, resetter])[1];
+        let metrics = breaker.metrics();
+        assert_eq!(metrics.state, State::Closed, "{metrics:?}");
+        assert_eq!(generation, Some(1));
+        assert_eq!(metrics.consecutive_failures, 1, "{metrics:?}");
     });
 }
