@@ -9,11 +9,12 @@
 //! The word is written as the open deadline is (`open_deadline.rs`), and for the same reason:
 //! *before* the compare-and-swap that opens generation `g`, by a thread that saw the state it
 //! is about to leave still current, read after it loaded this word, and only with a
-//! compare-and-swap from the value it loaded; the first count written for a generation
-//! stays (unlike the deadline, no winner rewrites it: every writer for a generation leaves
-//! the same half-open generation, a failed probe or the probe timeout's reopening, and they
-//! all count alike). A prober failing in the half-open generation `h` reads this word after acquiring
-//! a state word that says `HalfOpen` in `h`. The half-open transition read `h - 1`'s open
+//! compare-and-swap from the value it loaded. A count for a generation is never rewritten
+//! with another (unlike the deadline, no winner rewrites it: every writer for a generation
+//! leaves the same half-open generation, a failed probe or the probe timeout's reopening, and
+//! they all count alike, see below), so a writer that finds its own count already there
+//! writes nothing. A prober failing in the half-open generation `h` reads this word after
+//! acquiring a state word that says `HalfOpen` in `h`. The half-open transition read `h - 1`'s open
 //! word with a read-modify-write, so the opener's release CAS happens before that load, and
 //! with it the count written before it. Written after the CAS instead, a stalled opener's
 //! count could be missing when the next round fails, which would then back off from the
@@ -21,15 +22,27 @@
 //!
 //! What the prober in `h` reads (`rounds_ending_in`):
 //!
-//! - a count for `h + 1`: another probe of this round failed first and counted it; all
-//!   probes of `h` count the same, so this is the count (the model
+//! - with the bit clear, nothing: this round is the first. Whatever count is here belongs to
+//!   another period: a prober from `h - 2` that stalled between its state check and its write
+//!   while an opening from outside ([`Breaker::open_for`]) or a trip won, can still write one
+//!   for `h - 1`; the bit, which moved with the state, says it is not this period's (the model
+//!   `an_opening_from_outside_ends_the_streak`). A count for `h + 1` may be here too, yet not
+//!   this round's: one written `2^32` transitions ago, or the initial word, which reads as
+//!   "generation 0" when `h` is `u32::MAX`;
+//! - with the bit set, a count for `h + 1`: another probe of this round failed first and
+//!   counted it; all probes of `h` count the same, so this is the count (the model
 //!   `probes_failing_together_are_one_round`);
-//! - with the bit set, a count for `h - 1`: this round is one more;
-//! - anything else: this round is the first. With the bit clear, whatever count is here
-//!   belongs to an opening that did not happen: a prober from `h - 2` that stalled between its
-//!   state check and its write while an opening from outside ([`Breaker::open_for`]) or a
-//!   trip won, can still write one for `h - 1`; the bit, which moved with the state, says it
-//!   is not this period's (the model `an_opening_from_outside_ends_the_streak`).
+//! - with the bit set, a count for `h - 1`: this round is one more.
+//!
+//! With the bit set, the opener of `h - 1` wrote its count before its compare-and-swap, so
+//! the prober sees that count or one written after it. After it, only the transitions out of
+//! `h` write (for `h + 1`): a writer checks, after loading the word, that the half-open
+//! generation it leaves is current, so one leaving an older one fails its compare-and-swap
+//! (the word moved) and then its check; one leaving `h - 2` finds its count there and writes
+//! nothing. So a count of `2^32` transitions ago is never read with the bit set, and every
+//! failure in `h` reaches the same count. A writer that finds a different count for its
+//! generation has found such an old one, and writes over it. Only counts of 1 or more are
+//! written, so a count of 0, the initial word, is no count for anyone.
 //!
 //! [`Breaker::open_for`]: crate::Breaker::open_for
 
@@ -45,21 +58,26 @@ fn pack(generation: u32, count: u32) -> u64 {
 
 impl OpenStreak {
     pub(crate) fn new() -> Self {
-        // Generation 0 is the first closed state, never an open one: no count for anyone.
+        // Count 0: no count for anyone, whatever the generation (0, which the breaker opens
+        // after its generation wraps).
         OpenStreak {
             word: AtomicU64::new(0),
         }
     }
 
     /// Records that the open period of `generation` follows `count` failed probe rounds in a
-    /// row, unless a count for it is already here, or `still_possible` (which re-reads the
-    /// state word) says the transition to it can no longer happen.
+    /// row (at least 1), unless this count for it is already here, or `still_possible` (which
+    /// re-reads the state word) says the transition to it can no longer happen.
+    ///
+    /// A different count for `generation` is overwritten: every writer for a generation
+    /// counts alike, so it was written `2^32` transitions ago (or it is the initial word's 0).
     pub(crate) fn publish(&self, generation: u32, count: u32, still_possible: impl Fn() -> bool) {
+        debug_assert!(count > 0, "a count of 0 is what no count means");
         let new = pack(generation, count);
         // Acquire on the load pairs with the Release of a competing publish; the state is read
         // after it, every time (see the module documentation).
         let mut current = self.word.load(Ordering::Acquire);
-        while (current >> 32) as u32 != generation && still_possible() {
+        while current != new && still_possible() {
             // Release: a prober that acquires a state word after the CAS this publish
             // precedes sees this count.
             match self
@@ -76,11 +94,20 @@ impl OpenStreak {
     /// `half_open` completes; `after_failed_round` is that half-open word's bit. See the
     /// module documentation.
     pub(crate) fn rounds_ending_in(&self, half_open: u32, after_failed_round: bool) -> u32 {
+        // With the bit clear, the round is the first whatever the word says: a count for
+        // `half_open + 1` may be `2^32` transitions old, or the initial word's.
+        if !after_failed_round {
+            return 1;
+        }
+        // Acquire: pairs with the Release of the publish that wrote the count (see the module
+        // documentation for why that count, or a later one, is the one seen).
         let word = self.word.load(Ordering::Acquire);
         let (generation, count) = ((word >> 32) as u32, word as u32);
-        if generation == half_open.wrapping_add(1) {
+        if count == 0 {
+            1 // the initial word: no count
+        } else if generation == half_open.wrapping_add(1) {
             count
-        } else if after_failed_round && generation == half_open.wrapping_sub(1) {
+        } else if generation == half_open.wrapping_sub(1) {
             count.saturating_add(1)
         } else {
             1
@@ -120,12 +147,38 @@ mod tests {
     }
 
     #[test]
-    fn the_first_count_for_a_generation_stays_and_a_stale_opener_writes_nothing() {
+    fn a_count_already_here_stays_and_a_stale_opener_writes_nothing() {
         let streak = OpenStreak::new();
         streak.publish(3, 1, || true);
-        streak.publish(3, 7, || true);
+        // Another failure of the same round: the same count, written already.
+        streak.publish(3, 1, || panic!("nothing to write, no state to read"));
         assert_eq!(streak.rounds_ending_in(4, true), 2);
         streak.publish(5, 2, || false);
         assert_eq!(streak.rounds_ending_in(4, true), 2, "still 3's count");
+    }
+
+    #[test]
+    fn the_initial_word_is_no_count_for_generation_0() {
+        let streak = OpenStreak::new();
+        // Half-open u32::MAX after a trip: the initial word says "generation 0, count 0".
+        assert_eq!(streak.rounds_ending_in(u32::MAX, false), 1);
+        assert_eq!(streak.rounds_ending_in(u32::MAX, true), 1);
+        // Its reopening in 0 writes over the initial word, and the next round reads it.
+        streak.publish(0, 1, || true);
+        assert_eq!(streak.rounds_ending_in(1, true), 2);
+    }
+
+    #[test]
+    fn a_count_of_2_pow_32_transitions_ago_is_neither_read_nor_kept() {
+        let streak = OpenStreak::new();
+        streak.publish(5, 3, || true);
+        // 2^32 transitions later, half-open 4 after a trip: its round is the first.
+        assert_eq!(streak.rounds_ending_in(4, false), 1);
+        streak.publish(5, 1, || true);
+        assert_eq!(
+            streak.rounds_ending_in(6, true),
+            2,
+            "5's count is this period's"
+        );
     }
 }
