@@ -1672,4 +1672,60 @@ mod tag_boundary_tests {
             "the streak of 2^32 transitions ago was read as this one"
         );
     }
+
+    /// A stripe's window count keeps its full generation. Compared in serial arithmetic, one
+    /// last written 2^31 generations ago read as *newer* than the current generation, and
+    /// every success it was asked to count was dropped ("ours is over"). For the shared
+    /// stripe, which every success of a filling window goes through, the window never counted
+    /// a success: the rate rule saw failures only.
+    #[test]
+    fn a_shared_stripe_last_written_2_pow_31_generations_ago_still_counts() {
+        let clock = ManualClock::new();
+        let breaker = Breaker::builder()
+            .failure_rate(0.6, 10)
+            .clock(clock.clone())
+            .build()
+            .unwrap();
+        breaker.try_acquire().unwrap().success(); // the shared stripe counts generation 0
+        start_at(&breaker, 1 << 31);
+        for _ in 0..10 {
+            breaker.try_acquire().unwrap().success();
+            breaker.try_acquire().unwrap().failure();
+        }
+        let m = breaker.metrics();
+        assert!(
+            m.state == State::Closed && m.window_calls == 10 && m.window_failures == 5,
+            "half the calls failed, below 0.6, yet: {m:?}"
+        );
+    }
+
+    /// The same for a thread's own stripe, which counts the successes that age a failure: a
+    /// success dropped there leaves two failures looking consecutive.
+    #[test]
+    fn an_owned_stripe_last_written_2_pow_31_generations_ago_still_counts() {
+        let clock = ManualClock::new();
+        let breaker = Breaker::builder()
+            .consecutive_failures(2)
+            .stripes(64) // one of its own for this test's thread
+            .clock(clock.clone())
+            .build()
+            .unwrap();
+        breaker.stripes.register_thread();
+        assert!(
+            breaker.stripes.thread_stripe().is_some(),
+            "the test thread shares the stripe of threads without one"
+        );
+        // A failure, then a success that ages it: this thread's stripe counts generation 0.
+        breaker.try_acquire().unwrap().failure();
+        breaker.try_acquire().unwrap().success();
+        start_at(&breaker, 1 << 31);
+        breaker.try_acquire().unwrap().failure();
+        breaker.try_acquire().unwrap().success();
+        breaker.try_acquire().unwrap().failure();
+        let m = breaker.metrics();
+        assert!(
+            m.state == State::Closed && m.consecutive_failures == 1,
+            "a success came between the two failures, yet: {m:?}"
+        );
+    }
 }

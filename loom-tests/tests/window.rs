@@ -264,3 +264,24 @@ fn a_stale_failure_does_not_land_in_a_later_filling_window_of_its_tag() {
         });
     }
 }
+
+/// Thread A records a success with a permit of the first closed generation, whose window is
+/// filling: the success takes its number on the shared stripe. Thread B resets the breaker
+/// (generation 1) and records a success, which makes the shared stripe count generation 1.
+/// Then one failure: with B's success, the second call of a window of 2, at 50 %.
+///
+/// Checks that the breaker ends as some order of the calls leaves it (tripped: A's success
+/// counts in generation 0, which the reset drops, or in generation 1, ahead of the failure).
+///
+/// Catches: a success that finds the shared stripe counting another generation and replaces
+/// that count without re-reading the state word, taking the other generation to be older
+/// (tried, as owned stripes may: A checks that generation 0 is current, stalls while B
+/// resets and counts, then writes generation 0's count over generation 1's; B's success is
+/// lost, the failure is the window's first call, and the breaker ends closed where every
+/// order trips it). Also a stripe load, or the reload of a failed compare-and-swap, that is
+/// not `Acquire` (tried, each alone): A reads B's count, then an old state word that still
+/// says generation 0, and writes over it the same way.
+#[test]
+fn a_stale_success_does_not_replace_a_later_generations_shared_count() {
+    check_against_model(2, rate(0.5, 2, 2), &[], &[&[S], &[R, S]], &[F]);
+}

@@ -92,6 +92,12 @@
 //!    `g` to `g + 1` empties the window only if it has `g + 1`'s tag, so never `g`'s own
 //!    window while `g` is current (its callers may be recording); a window of another tag is
 //!    cleared after the transition by [`Window::begin`], on the mismatch.
+//! 8. *Stripe counts* carry their full generation, and a count of another generation is
+//!    never ordered by serial arithmetic (one 2^31 generations old would read as newer).
+//!    An owned stripe only ever holds a generation its owner found current before, so
+//!    another generation there is an older one (`count_aging_success`). The shared stripe's
+//!    count is replaced only by a success that, after loading it (`Acquire`), finds its own
+//!    generation current on the state word (`add_shared_success`).
 
 mod ring;
 mod rules;
@@ -168,11 +174,6 @@ fn stripe_count(raw: u64) -> (u32, u32) {
 
 fn pack_stripe_count(generation: u32, successes: u32) -> u64 {
     u64::from(generation) << 32 | u64::from(successes)
-}
-
-/// Whether full generation `old` comes before `new`, in serial-number arithmetic.
-fn generation_is_older(old: u32, new: u32) -> bool {
-    (new.wrapping_sub(old) as i32) > 0
 }
 
 impl Window {
@@ -359,12 +360,12 @@ impl Window {
             match word.mode() {
                 Mode::Clean => return Judgement::Keep,
                 Mode::Dirty => {
-                    self.count_aging_success(generation, stripes, local);
+                    self.count_aging_success(generation, stripes, local, &is_current);
                     return Judgement::Keep;
                 }
                 Mode::Filling => match settings.load().failure_rate {
                     Some(rate) => {
-                        return self.record_filling_success(rate, generation, stripes);
+                        return self.record_filling_success(rate, generation, stripes, &is_current);
                     }
                     None => {
                         // The rate rule was removed by a reconfiguration while the window
@@ -421,24 +422,35 @@ impl Window {
         total
     }
 
-    /// Counts a success that ages the window's failures, and every so often checks whether
-    /// they are all forgotten.
-    fn count_aging_success(&self, generation: u32, stripes: &Stripes, local: LocalStripe<'_>) {
+    /// Counts a success of `generation`, found current (`word_for`), that ages the window's
+    /// failures, and every so often checks whether they are all forgotten. `is_current`
+    /// re-reads the state word.
+    fn count_aging_success(
+        &self,
+        generation: u32,
+        stripes: &Stripes,
+        local: LocalStripe<'_>,
+        is_current: &impl Fn() -> bool,
+    ) {
         match local {
             LocalStripe::Owned(stripe) => {
                 let (g, count) = stripe_count(stripe.window_successes.load(Ordering::Relaxed));
                 let count = if g == generation {
                     count.wrapping_add(1)
-                } else if generation_is_older(g, generation) {
+                } else {
+                    // Another generation here is an older one: only the owner writes this
+                    // stripe (nothing resets it), each time with a generation it found current
+                    // just before (`word_for`), and its state loads are ordered (program
+                    // order; the slot registry between owners), so none found a generation
+                    // later than `generation`, current now. Serial order cannot tell: a count
+                    // 2^31 generations old reads as newer, and its successes were dropped.
                     stripe.quiet_below.store(0, Ordering::Relaxed);
                     1
-                } else {
-                    return; // this stripe already counts a later generation: ours is over
                 };
                 self.store_aging_count(generation, stripes, stripe, count);
             }
             LocalStripe::Shared(stripe) => {
-                if let Some(before) = Self::add_shared_success(stripe, generation) {
+                if let Some(before) = Self::add_shared_success(stripe, generation, is_current) {
                     self.recheck_if_due(generation, stripes, stripe, before.wrapping_add(1));
                 }
             }
@@ -468,24 +480,43 @@ impl Window {
     }
 
     /// Adds one success of `generation` to a stripe shared between threads; returns the count
-    /// before it, or `None` if the stripe already counts a later generation.
-    fn add_shared_success(stripe: &Stripe, generation: u32) -> Option<u32> {
-        let mut raw = stripe.window_successes.load(Ordering::Relaxed);
+    /// before it, or `None` if the stripe counts another generation and `generation` is over
+    /// (`is_current` re-reads the state word).
+    ///
+    /// Which of two generations is newer is decided by the state word, not by serial order
+    /// of the numbers: a count 2^31 or more generations old would read as newer, and every
+    /// success would be dropped. Every count of another generation here was written by this
+    /// function, with the CAS below, by a caller that found its generation current after
+    /// loading the value it replaced (or it is the initial count, of generation 0, the
+    /// first). Our load of it is `Acquire` (the load, and the failed CAS's reload), and every
+    /// write here is a read-modify-write, so even through later counts of that generation it
+    /// synchronizes with that writer's CAS (`AcqRel`): the writer's state load happens before
+    /// ours, and by coherence ours reads the state word where it did or later. So if
+    /// `generation` is current, the stripe's generation has ended, and its count is replaced.
+    /// If it is not, the stripe may already count a later generation, which must keep it. A
+    /// write between our state load and the CAS changes the word, and the CAS fails.
+    fn add_shared_success(
+        stripe: &Stripe,
+        generation: u32,
+        is_current: &impl Fn() -> bool,
+    ) -> Option<u32> {
+        let mut raw = stripe.window_successes.load(Ordering::Acquire);
         loop {
             let (g, count) = stripe_count(raw);
             let before = if g == generation {
                 count
-            } else if generation_is_older(g, generation) {
+            } else if is_current() {
                 0
             } else {
                 return None;
             };
-            // AcqRel: successes taking numbers here are ordered among themselves (point 2).
+            // AcqRel: successes taking numbers here are ordered among themselves (point 2),
+            // and a caller replacing this count learns of our state load (above).
             match stripe.window_successes.compare_exchange_weak(
                 raw,
                 pack_stripe_count(generation, before.wrapping_add(1)),
                 Ordering::AcqRel,
-                Ordering::Relaxed,
+                Ordering::Acquire,
             ) {
                 Ok(_) => return Some(before),
                 Err(seen) => raw = seen,
@@ -545,9 +576,11 @@ impl Window {
         rate: FailureRate,
         generation: u32,
         stripes: &Stripes,
+        is_current: &impl Fn() -> bool,
     ) -> Judgement {
         let tag = generation_tag(generation);
-        let Some(number) = Self::add_shared_success(stripes.shared(), generation) else {
+        let Some(number) = Self::add_shared_success(stripes.shared(), generation, is_current)
+        else {
             return Judgement::Stale;
         };
         let backoff = Backoff::new();
@@ -1056,6 +1089,40 @@ mod tests {
             stripe_count(stripe.window_successes.load(Ordering::Relaxed)),
             (6, 10),
             "the quick path declines and leaves the count to the slow path"
+        );
+    }
+
+    #[test]
+    fn a_shared_stripe_of_another_generation_is_replaced_only_while_ours_is_current() {
+        let stripes = Stripes::new(1);
+        let stripe = stripes.shared();
+        let counted = || stripe_count(stripe.window_successes.load(Ordering::Relaxed));
+        stripe
+            .window_successes
+            .store(pack_stripe_count(5, 3), Ordering::Relaxed);
+        // 2^31 generations on, and current: 5 has ended, though serial order reads it newer.
+        let later = 5 + (1 << 31);
+        assert_eq!(Window::add_shared_success(stripe, later, &|| true), Some(0));
+        assert_eq!(counted(), (later, 1));
+        assert_eq!(Window::add_shared_success(stripe, later, &|| true), Some(1));
+        // A success of a generation that is over leaves the later count alone.
+        assert_eq!(Window::add_shared_success(stripe, 6, &|| false), None);
+        assert_eq!(counted(), (later, 2));
+    }
+
+    #[test]
+    fn an_owned_stripe_of_another_generation_counts_afresh() {
+        let (window, stripes) = dirty_window_of_7();
+        let stripe = own_stripe(&stripes);
+        // Last written 2^31 generations before 7: serial order reads it as newer.
+        let old = 7u32.wrapping_sub(1 << 31);
+        stripe
+            .window_successes
+            .store(pack_stripe_count(old, 10), Ordering::Relaxed);
+        window.count_aging_success(7, &stripes, stripes.local(), &|| true);
+        assert_eq!(
+            stripe_count(stripe.window_successes.load(Ordering::Relaxed)),
+            (7, 1)
         );
     }
 
