@@ -1,5 +1,6 @@
 //! The breaker: admission, verdicts and transitions around one state word.
 
+use std::cell::Cell;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,7 +11,7 @@ use crate::clock::{Clock, QuantaClock};
 use crate::config::{Config, ConfigError, Settings};
 use crate::listener::{Listener, Transition, Trigger};
 use crate::metrics::Metrics;
-use crate::newest_probe::NewestProbe;
+use crate::newest_probe::{Newest, NewestProbe};
 use crate::open_deadline::OpenDeadline;
 use crate::open_streak::OpenStreak;
 use crate::permit::{Outcome, OwnedPermit, Permit, PermitKind, Rejected, Timing};
@@ -619,7 +620,9 @@ impl<C: Clock> Breaker<C> {
                         .with_failed_round(word.after_failed_round())
                         .with_probes(1, 0)
                         .with_admission();
-                    self.record_probe_admission(word, next, now);
+                    // Never turned away: its generation cannot be sealed yet.
+                    let admitted = self.record_probe_admission(word, next, now);
+                    debug_assert!(admitted);
                     next
                 }
                 State::HalfOpen => {
@@ -635,7 +638,11 @@ impl<C: Clock> Breaker<C> {
                     let next = word
                         .with_probes(word.probes_out() + 1, word.probe_successes())
                         .with_admission();
-                    self.record_probe_admission(word, next, self.now());
+                    if !self.record_probe_admission(word, next, self.now()) {
+                        // Sealed: a call that found every probe out past the timeout is
+                        // opening the breaker again, and no probe of this period is admitted.
+                        return Err(self.reject(State::HalfOpen, None));
+                    }
                     next
                 }
             };
@@ -676,29 +683,62 @@ impl<C: Clock> Breaker<C> {
     /// compare-and-swap that admits it: see `newest_probe.rs`. The check is of `word`'s
     /// generation, not of the word exactly: a reconfiguration may flip a bit of the word and
     /// flip it back between this check and the swap, which then succeeds, and the probe would
-    /// be out with no time recorded (never timed out).
-    fn record_probe_admission(&self, word: StateWord, next: StateWord, now: u64) {
-        self.control
-            .newest_probe
-            .record(next.generation(), now, || {
+    /// be out with no time recorded (never timed out). Whether the probe may be admitted:
+    /// not if its half-open period is sealed, to be opened again.
+    fn record_probe_admission(&self, word: StateWord, next: StateWord, now: u64) -> bool {
+        self.control.newest_probe.record(
+            next.generation(),
+            now,
+            word.state() == State::Open,
+            || {
                 StateWord(self.control.state.load(Ordering::Acquire)).generation()
                     == word.generation()
-            });
+            },
+        )
     }
 
     /// Opens the breaker again if every probe out in half-open `word` has been out longer
     /// than `timeout`, and returns the rejection of the call that found it so; `None` if they
-    /// have not, or if the word changed meanwhile (then the call is rejected as half-open, as
-    /// it found the breaker). Every probe out was admitted no later than the newest one
-    /// recorded for the word's generation, which was recorded before its admission, so
-    /// that one's age is the youngest age of them all. The compare-and-swap is from `word`
-    /// exactly: a probe that ended and one admitted since have changed its admission count.
+    /// have not, if the word changed meanwhile, or if another call is opening it (then the
+    /// call is rejected as half-open, as it found the breaker). Every probe out was admitted
+    /// no later than the newest one recorded for the word's generation, which was recorded
+    /// before its admission, so that one's age is the youngest age of them all.
+    ///
+    /// The state word cannot tell that no probe was admitted since: probes that end and are
+    /// admitted again bring it back bit for bit once its admission count wraps. So just
+    /// before the swap, with the word as it was, this call seals the newest probe's word from
+    /// the very time it decided on (`newest_probe.rs`): a probe admitted since has changed
+    /// that time, and the seal fails; none is admitted after it. Sealed, the generation is
+    /// this call's to open, from whatever half-open word of it a verdict leaves.
     fn reopen_if_probes_timed_out(&self, word: StateWord, timeout: Duration) -> Option<Rejected> {
-        if self.now() < self.probes_timed_out_at(word, timeout)? {
+        let generation = word.generation();
+        let Newest::Admitted(newest) = self.control.newest_probe.newest(generation)? else {
+            return None; // sealed: another call is opening the breaker again
+        };
+        if self.now() < probes_timed_out_at(newest.nanos(), timeout) {
             return None;
         }
+        // Checked with the state word `open_from_for` loaded, just before its swap. The seal is
+        // a read-modify-write from the newest probe's word exactly as the decision read it:
+        // what makes it sound is that word's single modification order (a probe recorded
+        // before the seal is no younger than `newest`, one that comes after it is turned
+        // away), not an ordering against the state word, whose swap is `AcqRel` as every
+        // transition's. A mere load of that word here would not do: admissions may come
+        // between the load and the swap (the loom model `a_word_back_bit_for_bit_...`).
+        let sealed = Cell::new(false);
         let (_, open_for) = self.open_from_for(
-            |current| current == word,
+            |current| {
+                if sealed.get() {
+                    // The swap failed: a verdict, a reconfiguration, or a probe recorded before
+                    // the seal (no younger than `newest`) changed the word. No young one can.
+                    current.state() == State::HalfOpen && current.generation() == generation
+                } else {
+                    let sealing =
+                        current == word && self.control.newest_probe.seal(generation, newest);
+                    sealed.set(sealing);
+                    sealing
+                }
+            },
             Trigger::ProbesTimedOut,
             OpenPeriod::Configured,
         )?;
@@ -708,30 +748,22 @@ impl<C: Clock> Breaker<C> {
     /// While half-open with a probe timeout: how long until every probe out has been out
     /// longer than the timeout, so that the next call opens the breaker again. Nothing
     /// announces that moment, so a waiter turned away as half-open sleeps no longer than
-    /// this. `None` in any other state, or with no probe timeout.
+    /// this. `None` in any other state, with no probe timeout, or while a call opens the
+    /// breaker again (sealed: its opening wakes the waiter).
     pub(crate) fn probes_time_out_in(&self) -> Option<Duration> {
         let word = StateWord(self.control.state.load(Ordering::Acquire));
         if word.state() != State::HalfOpen {
             return None;
         }
         let timeout = self.settings().probe_timeout?;
-        let over_at = self.probes_timed_out_at(word, timeout)?;
-        Some(Duration::from_nanos(over_at.saturating_sub(self.now())))
-    }
-
-    /// The breaker time from which every probe out in half-open `word` has been out longer
-    /// than `timeout` (past it, not at it), timed from the newest probe admitted; `None` if
-    /// none was recorded for the word's generation.
-    fn probes_timed_out_at(&self, word: StateWord, timeout: Duration) -> Option<u64> {
-        let newest = self
-            .control
-            .newest_probe
-            .admitted_nanos(word.generation())?;
-        Some(
-            newest
-                .saturating_add(crate::clock::saturating_nanos(timeout))
-                .saturating_add(1),
-        )
+        match self.control.newest_probe.newest(word.generation())? {
+            // A call is opening the breaker again, and the opening wakes the waiter.
+            Newest::Sealed => None,
+            Newest::Admitted(newest) => {
+                let over_at = probes_timed_out_at(newest.nanos(), timeout);
+                Some(Duration::from_nanos(over_at.saturating_sub(self.now())))
+            }
+        }
     }
 
     #[inline]
@@ -1535,6 +1567,14 @@ impl<C: Clock> Breaker<C> {
     pub fn clock(&self) -> &C {
         &self.clock
     }
+}
+
+/// The breaker time from which every probe admitted no later than `newest_nanos` has been out
+/// longer than `timeout` (past it, not at it).
+fn probes_timed_out_at(newest_nanos: u64, timeout: Duration) -> u64 {
+    newest_nanos
+        .saturating_add(crate::clock::saturating_nanos(timeout))
+        .saturating_add(1)
 }
 
 /// The `slow_call` limit of `settings` in nanoseconds, `u64::MAX` without one.

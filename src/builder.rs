@@ -241,7 +241,10 @@ impl<C: Clock> Builder<C> {
     /// The age checked is that of the newest probe admitted in the half-open period, which is
     /// the youngest out while every ended probe's place is taken again. After `reconfigure`
     /// lowers `half_open_probes`, the newest may have ended while older ones fill the places:
-    /// those are then given up on late, by up to one `timeout`, never early.
+    /// those are then given up on late, by up to one `timeout`, never early. A probe admitted
+    /// after that call looked is never given up on for the older ones: from the moment the
+    /// call commits to the opening until it has opened the breaker, a place freed meanwhile
+    /// admits no one (such calls are rejected as half-open).
     ///
     /// # Errors
     ///

@@ -14,12 +14,76 @@
 //! time. One whose swap then fails (the word changed within the generation: a probe ended, a
 //! reconfiguration flipped a bit) may leave a time later than every probe out: the timeout
 //! then gives up on them late, never early.
+//!
+//! # Sealing
+//!
+//! A call that finds every probe out past the timeout opens the breaker again with a
+//! compare-and-swap on the state word, and that word does not tell every admission since
+//! the call looked: probes that end and are admitted again leave it as it was but for its
+//! admission count, which wraps (`state.rs`). Nor does a look at this word just before that
+//! swap: the admissions may come between the look and the swap. So the call first *seals*
+//! this word: a compare-and-swap from the very word its decision read (tag and time) to the
+//! generation's seal, the tag with the greatest time. Then, for every probe out of that
+//! generation when the state's swap succeeds, whenever that is, its recording (before its
+//! admission):
+//!
+//! - read or replaced a value that comes before the seal in this word's modification order,
+//!   and so no later than the word the seal replaced: within a generation the times only
+//!   grow, and the seal's swap succeeded from the decision's word, so nothing came between.
+//!   The probe's time is no later than the one the decision found, past the timeout;
+//! - or read the seal, and the probe was not admitted: an admission that finds its generation
+//!   sealed is rejected as half-open, as if every place were taken (the generation is being
+//!   opened again). A recorder that writes reads what it replaces, so none writes after the
+//!   seal unnoticed;
+//! - or found the state word of another generation, and the probe's own swap failed.
+//!
+//! That holds however often the state word comes back bit for bit, and needs only this word's
+//! single modification order, no ordering against the state word (but for the last paragraph).
+//! Once sealed, a generation stays sealed: the sealing call opens the breaker from whatever
+//! half-open word of that generation the probes' verdicts leave (only another transition, a
+//! verdict's or a reset's, can end the generation first), so no admission is turned away for
+//! longer than that call takes.
+//!
+//! A seal outlives its generation, and the tag wraps: the admission that moves the breaker to
+//! half-open, whose generation cannot be sealed yet, writes over a seal with its own tag (one
+//! 65,536 generations old, with no half-open period in between). It does so only while its
+//! own transition is still possible, as every recorder does. The seal's swap is `Release` and
+//! recorders read with `Acquire`, so an outdated one (whose swap will fail) that finds the
+//! seal of a current generation also finds the half-open state word its sealer read, of that
+//! generation, and writes nothing: it cannot reopen the generation to admissions.
 
 use crate::sync::{AtomicU64, Ordering};
-use crate::tagged_time::{belongs_to, nanos, tagged};
+use crate::tagged_time::{belongs_to, latest, nanos, tagged};
 
 pub(crate) struct NewestProbe {
     word: AtomicU64,
+}
+
+/// What the word holds for a half-open generation ([`NewestProbe::newest`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Newest {
+    /// The newest probe admitted, as the word holds it: what [`NewestProbe::seal`] seals.
+    Admitted(Admitted),
+    /// Sealed: a call is opening the breaker again for timed-out probes, and no probe is
+    /// admitted.
+    Sealed,
+}
+
+/// The word as it held the newest probe's admission.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Admitted(u64);
+
+impl Admitted {
+    /// When the probe was admitted, in nanoseconds on the breaker's clock.
+    pub(crate) fn nanos(self) -> u64 {
+        nanos(self.0)
+    }
+}
+
+/// `generation`'s seal: later than any time recorded for it (see `record`), so that a recorder
+/// that finds it writes nothing.
+fn sealed(generation: u32) -> u64 {
+    latest(generation)
 }
 
 impl NewestProbe {
@@ -32,23 +96,35 @@ impl NewestProbe {
 
     /// Records that a probe of half-open `generation` is admitted at `now_nanos`, unless a
     /// later admission of that generation is recorded already, or `still_possible` (which
-    /// re-reads the state word) says the admission can no longer happen.
+    /// re-reads the state word) says the admission can no longer happen. `half_opens`: the
+    /// admission is the one that moves the breaker to half-open.
+    ///
+    /// Whether the admission may go ahead: `false` if `generation` is sealed (for an admission
+    /// that half-opens, never: a seal of its tag is an old one, and written over).
+    #[must_use]
     pub(crate) fn record(
         &self,
         generation: u32,
         now_nanos: u64,
+        half_opens: bool,
         still_possible: impl Fn() -> bool,
-    ) {
-        // Rounded up: a probe is never taken for older than it is.
-        let new = tagged(generation, now_nanos);
+    ) -> bool {
+        // Rounded up: a probe is never taken for older than it is. Short of the seal: a time
+        // nine years on is kept a microsecond early.
+        let new = tagged(generation, now_nanos).min(sealed(generation) - 1);
         // Acquire, and the state read after it: see the module documentation.
         let mut current = self.word.load(Ordering::Acquire);
         loop {
-            if belongs_to(current, generation) && nanos(current) >= nanos(new) {
-                return;
+            if current == sealed(generation) {
+                if !half_opens {
+                    return false;
+                }
+            } else if belongs_to(current, generation) && nanos(current) >= nanos(new) {
+                return true;
             }
             if !still_possible() {
-                return;
+                // The admission's swap fails: it is decided again from the word as it is.
+                return true;
             }
             // Release: a caller that acquires the state word this admission writes next sees
             // this time.
@@ -56,18 +132,41 @@ impl NewestProbe {
                 .word
                 .compare_exchange_weak(current, new, Ordering::AcqRel, Ordering::Acquire)
             {
-                Ok(_) => return,
+                Ok(_) => return true,
                 Err(seen) => current = seen,
             }
         }
     }
 
-    /// When the newest probe of half-open `generation` was admitted, in nanoseconds on the
-    /// breaker's clock, if a probe of it is recorded. Read after acquiring a state word of
-    /// `generation` with probes out.
-    pub(crate) fn admitted_nanos(&self, generation: u32) -> Option<u64> {
+    /// What the word holds for half-open `generation`: the newest probe admitted, or the seal;
+    /// `None` if it holds neither. Read after acquiring a state word of `generation` with
+    /// probes out, so after the generation's first probe recorded its time (over any older
+    /// seal with its tag): a seal found is the generation's own.
+    pub(crate) fn newest(&self, generation: u32) -> Option<Newest> {
         let word = self.word.load(Ordering::Acquire);
-        belongs_to(word, generation).then(|| nanos(word))
+        if word == sealed(generation) {
+            Some(Newest::Sealed)
+        } else {
+            belongs_to(word, generation).then_some(Newest::Admitted(Admitted(word)))
+        }
+    }
+
+    /// Seals half-open `generation` if the word still holds `newest`, as read for the decision
+    /// to open the breaker again; whether this call sealed it. See the module documentation.
+    ///
+    /// Only a read-modify-write from `newest` itself makes the seal sound; `Release` is for the
+    /// admissions that half-open: one that finds this seal then finds the state word this
+    /// call read before it, of `generation` (module documentation). A failed seal reads
+    /// nothing it needs.
+    pub(crate) fn seal(&self, generation: u32, newest: Admitted) -> bool {
+        self.word
+            .compare_exchange(
+                newest.0,
+                sealed(generation),
+                Ordering::Release,
+                Ordering::Relaxed,
+            )
+            .is_ok()
     }
 }
 
@@ -75,26 +174,82 @@ impl NewestProbe {
 mod tests {
     use super::*;
 
+    fn admitted_nanos(newest: &NewestProbe, generation: u32) -> Option<u64> {
+        match newest.newest(generation)? {
+            Newest::Admitted(admitted) => Some(admitted.nanos()),
+            Newest::Sealed => panic!("generation {generation} is sealed"),
+        }
+    }
+
     #[test]
     fn the_later_admission_of_a_generation_is_kept() {
         let newest = NewestProbe::new();
-        assert_eq!(newest.admitted_nanos(3), None);
-        newest.record(3, 5_000, || true);
-        newest.record(3, 2_000, || true);
-        assert_eq!(newest.admitted_nanos(3), Some(5_000));
-        newest.record(3, 9_500, || true);
-        assert_eq!(newest.admitted_nanos(3), Some(10_000), "rounded up");
-        assert_eq!(newest.admitted_nanos(4), None, "another generation");
+        assert_eq!(admitted_nanos(&newest, 3), None);
+        assert!(newest.record(3, 5_000, true, || true));
+        assert!(newest.record(3, 2_000, false, || true));
+        assert_eq!(admitted_nanos(&newest, 3), Some(5_000));
+        assert!(newest.record(3, 9_500, false, || true));
+        assert_eq!(admitted_nanos(&newest, 3), Some(10_000), "rounded up");
+        assert_eq!(admitted_nanos(&newest, 4), None, "another generation");
     }
 
     #[test]
     fn a_new_generation_replaces_the_old_one_and_an_outdated_recorder_writes_nothing() {
         let newest = NewestProbe::new();
-        newest.record(3, 5_000, || true);
-        newest.record(5, 1_000, || true);
-        assert_eq!(newest.admitted_nanos(5), Some(1_000));
-        newest.record(3, 9_000, || false);
-        assert_eq!(newest.admitted_nanos(5), Some(1_000));
-        assert_eq!(newest.admitted_nanos(3), None);
+        assert!(newest.record(3, 5_000, true, || true));
+        assert!(newest.record(5, 1_000, true, || true));
+        assert_eq!(admitted_nanos(&newest, 5), Some(1_000));
+        assert!(newest.record(3, 9_000, false, || false));
+        assert_eq!(admitted_nanos(&newest, 5), Some(1_000));
+        assert_eq!(admitted_nanos(&newest, 3), None);
+    }
+
+    #[test]
+    fn a_seal_is_only_from_the_word_decided_on_and_turns_admissions_away() {
+        let newest = NewestProbe::new();
+        assert!(newest.record(3, 5_000, true, || true));
+        let Some(Newest::Admitted(decided)) = newest.newest(3) else {
+            panic!("a probe is recorded");
+        };
+        assert!(newest.record(3, 7_000, false, || true), "a younger probe");
+        assert!(
+            !newest.seal(3, decided),
+            "the word changed since the decision"
+        );
+        let Some(Newest::Admitted(again)) = newest.newest(3) else {
+            panic!("not sealed");
+        };
+        assert!(newest.seal(3, again));
+        assert!(!newest.seal(3, again), "sealed once");
+        assert_eq!(newest.newest(3), Some(Newest::Sealed));
+        assert!(!newest.record(3, 8_000, false, || true), "turned away");
+        assert!(!newest.record(3, 1_000, false, || true), "however old");
+        assert_eq!(newest.newest(3), Some(Newest::Sealed));
+        assert_eq!(newest.newest(4), None, "another generation");
+    }
+
+    #[test]
+    fn a_seal_of_the_same_tag_is_written_over_by_the_admission_that_half_opens() {
+        let newest = NewestProbe::new();
+        assert!(newest.record(3, 5_000, true, || true));
+        let Some(Newest::Admitted(decided)) = newest.newest(3) else {
+            panic!("a probe is recorded");
+        };
+        assert!(newest.seal(3, decided));
+        let later = 3 + 65_536;
+        assert_eq!(newest.newest(later), Some(Newest::Sealed), "the tag wraps");
+        // An outdated admission that half-opens writes nothing, as any outdated recorder.
+        assert!(newest.record(later, 9_000, true, || false));
+        assert_eq!(newest.newest(later), Some(Newest::Sealed));
+        assert!(newest.record(later, 9_000, true, || true));
+        assert_eq!(admitted_nanos(&newest, later), Some(9_000));
+    }
+
+    #[test]
+    fn no_time_is_taken_for_the_seal() {
+        let newest = NewestProbe::new();
+        assert!(newest.record(3, u64::MAX, true, || true));
+        assert!(matches!(newest.newest(3), Some(Newest::Admitted(_))));
+        assert!(newest.record(3, u64::MAX, false, || true));
     }
 }

@@ -11,9 +11,12 @@
 //! generation. A permit remembers the generation it was issued in, so a verdict that arrives
 //! after a transition is recognised as stale and not counted against the new state.
 //!
-//! `adm.` counts the probes admitted in a half-open period, modulo 64: a probe that ends
-//! and one admitted after it leave the other fields as they were, and a compare-and-swap
-//! from the word read before them must fail (the probe timeout's reopening, in `breaker.rs`).
+//! `adm.` counts the probes admitted in a half-open period, modulo 64 (modulo 2 under loom): a
+//! probe that ends and one admitted after it leave the other fields as they were, and a
+//! compare-and-swap from the word read before them fails, unless 64 such pairs have brought
+//! the count round. So the probe timeout's reopening (`breaker.rs`) does not rest on the word
+//! alone: it seals the newest probe's time before its swap (`newest_probe.rs`), and loom's
+//! narrower count lets the models meet the word that comes back.
 //!
 //! Bit `r` says that this open period, or the half-open period after it, follows a failed
 //! probe round (for the open back-off, `open_streak.rs`): set by the opening that a failed
@@ -77,7 +80,14 @@ const PROBE_MASK: u64 = (1 << PROBE_BITS) - 1;
 const PROBES_OUT_SHIFT: u32 = STATE_BITS;
 const PROBE_OKS_SHIFT: u32 = STATE_BITS + PROBE_BITS;
 const ADMISSIONS_SHIFT: u32 = STATE_BITS + 2 * PROBE_BITS;
-const ADMISSIONS_MASK: u64 = 0x3F;
+/// The admission count's width. Under loom, 1 bit: two probes that end and are admitted again
+/// bring a half-open word back bit for bit, so that the models, which admit a few probes, run
+/// into the repeat that 64 admissions make outside them.
+#[cfg(not(loom))]
+const ADMISSIONS_BITS: u32 = 6;
+#[cfg(loom)]
+const ADMISSIONS_BITS: u32 = 1;
+const ADMISSIONS_MASK: u64 = (1 << ADMISSIONS_BITS) - 1;
 const AFTER_FAILED_ROUND: u64 = 1 << 29;
 const GENERATION_SHIFT: u32 = 32;
 const COUNTS_SUCCESSES: u64 = 1 << 31;
@@ -188,7 +198,8 @@ impl StateWord {
         self.with_bit(AFTER_FAILED_ROUND, after)
     }
 
-    /// The same half-open period with one more probe admitted (counted modulo 64).
+    /// The same half-open period with one more probe admitted (counted modulo 64; modulo 2
+    /// under loom).
     pub(crate) fn with_admission(self) -> Self {
         let admissions = (self.0 >> ADMISSIONS_SHIFT).wrapping_add(1) & ADMISSIONS_MASK;
         StateWord(self.0 & !(ADMISSIONS_MASK << ADMISSIONS_SHIFT) | admissions << ADMISSIONS_SHIFT)
@@ -235,7 +246,8 @@ mod tests {
             .with_counting(true)
             .with_probes(1, 0);
         let mut next = word;
-        for admitted in 1..=64u32 {
+        let period = 1u32 << ADMISSIONS_BITS;
+        for admitted in 1..=period {
             next = next.with_admission();
             assert_eq!(
                 (next.state(), next.generation(), next.probes_out()),
@@ -249,7 +261,11 @@ mod tests {
                 ),
                 (0, true, true)
             );
-            assert_eq!(next == word, admitted == 64, "modulo 64: {admitted}");
+            assert_eq!(
+                next == word,
+                admitted == period,
+                "modulo {period}: {admitted}"
+            );
             assert!(!next.after_failed_round());
         }
         assert_eq!(

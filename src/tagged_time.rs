@@ -24,6 +24,12 @@ pub(crate) fn tagged(generation: u32, nanos: u64) -> u64 {
     tag_of(generation) << MICROS_BITS | nanos.div_ceil(1000).min(MICROS_MASK)
 }
 
+/// `generation`'s tag with the greatest time a word holds: never earlier than a time kept with
+/// [`tagged`], and equal only to one capped there (about nine years on).
+pub(crate) fn latest(generation: u32) -> u64 {
+    tag_of(generation) << MICROS_BITS | MICROS_MASK
+}
+
 /// Whether `word` holds a time of `generation` (or of one 65,536 generations away).
 pub(crate) fn belongs_to(word: u64, generation: u32) -> bool {
     word >> MICROS_BITS == tag_of(generation)
@@ -58,5 +64,7 @@ mod tests {
             MICROS_MASK * 1000,
             "capped, not wrapped"
         );
+        assert_eq!(tagged(3, u64::MAX), latest(3));
+        assert!(belongs_to(latest(3), 3) && !belongs_to(latest(3), 4));
     }
 }

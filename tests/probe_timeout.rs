@@ -3,7 +3,11 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use hotbreaker::{Breaker, Config, ManualClock, State, Transition, Trigger};
+use hotbreaker::{Breaker, Config, ManualClock, OwnedPermit, State, Transition, Trigger};
+
+#[path = "support/hook_clock.rs"]
+mod hook_clock;
+use hook_clock::HookClock;
 
 const OPEN: Duration = Duration::from_secs(10);
 const TIMEOUT: Duration = Duration::from_secs(2);
@@ -187,4 +191,134 @@ fn after_the_probe_limit_is_lowered_the_older_probes_are_given_up_on_late_never_
     clock.advance(Duration::from_nanos(1));
     assert_eq!(breaker.try_acquire().unwrap_err().state(), State::Open);
     drop(hung);
+}
+
+/// The state word counts admissions modulo 64 (`adm.`), so after 64 probes have ended and
+/// been admitted again it is back bit for bit. A call that finds the one probe overdue decides
+/// to open the breaker again; before its compare-and-swap, 64 probes end (released) and are
+/// admitted again, the last one a moment ago and still out. The opening must not give up on
+/// that probe: the newest probe's time has changed, and the decision is void.
+#[test]
+fn the_probe_timeout_never_reopens_on_a_probe_just_admitted_after_64_admissions() {
+    let clock = HookClock::default();
+    let transitions = Arc::new(Mutex::new(Vec::new()));
+    let seen = transitions.clone();
+    let breaker = Arc::new(
+        Breaker::builder()
+            .consecutive_failures(1)
+            .half_open_probes(1)
+            .open_duration(Duration::from_secs(10))
+            .probe_timeout(Duration::from_secs(1))
+            .on_transition(move |t| seen.lock().unwrap().push(*t))
+            .clock(clock.clone())
+            .build()
+            .unwrap(),
+    );
+    breaker.try_acquire().unwrap().failure(); // open until 10 s
+    clock.set(Duration::from_secs(10));
+    let probe = breaker.try_acquire_owned().unwrap(); // half-open, admitted at 10 s
+    assert!(probe.is_probe());
+
+    // At 12 s the probe has been out longer than the timeout: a call opens the breaker again.
+    // Its first clock reading is the timeout check, its second the opening's: between the
+    // two, 64 probes end (released) and are admitted again (the last at 12 s, and kept out).
+    clock.set(Duration::from_secs(12));
+    let newest: Arc<Mutex<Option<OwnedPermit<HookClock>>>> = Arc::default();
+    {
+        let (breaker, newest) = (Arc::clone(&breaker), Arc::clone(&newest));
+        clock.arm(2, move || {
+            let mut probe = probe;
+            for _ in 0..64 {
+                drop(probe);
+                probe = breaker
+                    .try_acquire_owned()
+                    .expect("the probe place is free");
+            }
+            *newest.lock().unwrap() = Some(probe);
+        });
+    }
+    let rejected = breaker.try_acquire().expect_err("the probe place is taken");
+    let newest = newest.lock().unwrap().take().expect("the hook ran");
+    let m = breaker.metrics();
+    assert_eq!(
+        (rejected.state(), m.openings, m.state, m.probes_out),
+        (State::HalfOpen, 1, State::HalfOpen, 1),
+        "opened again on a probe admitted 0 s ago: {:?}",
+        transitions.lock().unwrap()
+    );
+    assert_eq!(
+        newest.generation(),
+        2,
+        "the probe is of the half-open period"
+    );
+
+    // That probe is timed as usual: overdue after the timeout, from its own admission.
+    clock.set(Duration::from_secs(13));
+    assert_eq!(
+        breaker.try_acquire().unwrap_err().state(),
+        State::HalfOpen,
+        "exactly the timeout: not yet"
+    );
+    clock.set(Duration::from_secs(13) + Duration::from_nanos(1));
+    let rejected = breaker.try_acquire().unwrap_err();
+    assert_eq!(
+        (rejected.state(), rejected.retry_after()),
+        (State::Open, Some(Duration::from_secs(10)))
+    );
+    let last = *transitions.lock().unwrap().last().unwrap();
+    assert_eq!(
+        (last.trigger, last.generation),
+        (Trigger::ProbesTimedOut, 3)
+    );
+    drop(newest);
+}
+
+/// A reopening for timed-out probes seals its generation's newest-probe word, and the seal
+/// stays until another half-open period writes there. The word's tag is the generation's low
+/// 16 bits, so a half-open period 65,536 generations later, with none in between, finds a seal
+/// with its own tag: its first probe writes over it, and the period admits and times its
+/// probes as any other.
+#[test]
+fn a_seal_left_by_a_reopening_does_not_hold_a_half_open_period_with_its_tag() {
+    let p = half_open(2, Some(TIMEOUT));
+    let first = p.breaker.try_acquire().unwrap();
+    let second = p.breaker.try_acquire().unwrap();
+    assert_eq!(first.generation(), 2);
+    p.clock.advance(TIMEOUT + Duration::from_millis(1));
+    assert_eq!(p.breaker.try_acquire().unwrap_err().state(), State::Open);
+    assert_eq!(last_trigger(&p), Trigger::ProbesTimedOut);
+    drop((first, second));
+    // Open in generation 3; resets move it on to closed in 65,536, a trip to open in 65,537.
+    for _ in 0..65_533 {
+        p.breaker.reset();
+    }
+    p.breaker.try_acquire().unwrap().failure();
+    assert_eq!(p.breaker.state(), State::Open);
+    p.clock.advance(OPEN);
+
+    let first = p.breaker.try_acquire().unwrap();
+    assert_eq!(
+        first.generation(),
+        2 + 65_536,
+        "the sealed generation's tag"
+    );
+    let second = p
+        .breaker
+        .try_acquire()
+        .expect("the second probe place is free");
+    assert!(second.is_probe());
+    p.clock.advance(TIMEOUT);
+    assert_eq!(
+        p.breaker.try_acquire().unwrap_err().state(),
+        State::HalfOpen,
+        "the probes are young"
+    );
+    p.clock.advance(Duration::from_millis(1));
+    assert_eq!(
+        p.breaker.try_acquire().unwrap_err().state(),
+        State::Open,
+        "the probes timed out, as in any period"
+    );
+    assert_eq!(last_trigger(&p), Trigger::ProbesTimedOut);
+    drop((first, second));
 }

@@ -96,3 +96,114 @@ fn a_young_probe_is_never_given_up_on() {
         }
     });
 }
+
+/// What the prober thread of the model below ended with: the generations of the probes it was
+/// granted after its first one ended (young probes), and its last rejection, if any.
+type YoungProbes = (Vec<u32>, Option<Rejected>);
+
+/// One probe place, and the admission count narrowed to 1 bit (`state.rs`): two probes that end
+/// and are admitted again bring the half-open word back bit for bit. Thread A asks for a
+/// probe, lets it stay out past the timeout (moves the clock by twice it), then twice ends its
+/// probe without a verdict and asks for another, keeping the last one out: every probe after
+/// the first is young. Thread B asks once, at any point of that: it may take the first probe
+/// itself, take a freed place, find a young probe out, or find the first probe overdue and
+/// decide to open the breaker again, with A's two re-admissions falling anywhere between that
+/// decision and its compare-and-swap.
+///
+/// Checks that no young probe granted to A in half-open generation `g` is followed by a
+/// reopening out of `g` for timed-out probes, even when the state word is back to the one the
+/// reopening decided on; that the call which reopened is rejected as open for a full period;
+/// that the transitions chain; and that a breaker left half-open with a free place admits the
+/// next call.
+///
+/// Catches (each injected and seen to fail here): a reopening whose compare-and-swap is from
+/// the word it decided on with nothing else (B decided, A's two re-admissions brought the word
+/// back, and B's swap succeeded: the bug the 6-bit count hides until 64 admissions; with the
+/// count 6 bits wide under loom too, this model passes it); a reopening that checks the newest
+/// probe's word unchanged just before its swap instead of sealing it (A's re-admissions fell
+/// between B's check and B's swap); a seal from whatever the newest probe's word holds rather
+/// than from the time decided on (A's re-admission recorded first, B sealed it); an admission
+/// that goes ahead on a sealed word (B sealed, A's probe ended and a young one took its place,
+/// and B's swap from the word as it then stood gave up on it); and a sealing call that gives
+/// up when the word has changed since it sealed (the seal left behind, the freed place turned
+/// every call away).
+#[test]
+fn a_word_back_bit_for_bit_does_not_hide_a_young_probe() {
+    check_each_order(2, 2, |order| {
+        let events = Events::default();
+        let (breaker, clock) = small(|b| {
+            b.consecutive_failures(1)
+                .probe_timeout(OPEN)
+                .on_transition(events.listener())
+        });
+        trip_and_wait(&breaker, &clock);
+
+        let prober: Role<YoungProbes> = {
+            let (breaker, clock) = (breaker.clone(), clock.clone());
+            Box::new(move || {
+                let Ok(first) = breaker.try_acquire() else {
+                    return (Vec::new(), None); // B took the first probe
+                };
+                clock.advance(2 * OPEN);
+                let mut probe = first;
+                let mut young = Vec::new();
+                for _ in 0..2 {
+                    probe.ignore();
+                    match breaker.try_acquire() {
+                        Ok(next) => {
+                            young.push(next.generation());
+                            probe = next;
+                        }
+                        Err(rejected) => return (young, Some(rejected)),
+                    }
+                }
+                std::mem::forget(probe); // kept out
+                (young, None)
+            })
+        };
+        let caller: Role<YoungProbes> = {
+            let breaker = breaker.clone();
+            Box::new(move || match breaker.try_acquire() {
+                Ok(permit) => {
+                    std::mem::forget(permit); // a probe, kept out
+                    (Vec::new(), None)
+                }
+                Err(rejected) => (Vec::new(), Some(rejected)),
+            })
+        };
+        let mut results = spawn_in(order, vec![prober, caller]);
+        let (_, caller_rejected) = results.pop().expect("the caller's result");
+        let (young, _) = results.pop().expect("the prober's result");
+
+        let mut transitions = events.take();
+        assert_one_chain(&mut transitions);
+        let reopened: Vec<_> = transitions
+            .iter()
+            .filter(|t| t.trigger == Trigger::ProbesTimedOut)
+            .collect();
+        assert!(reopened.len() <= 1, "{transitions:?}");
+        // No seal is left behind: a free place in half-open admits the next call.
+        let m = breaker.metrics();
+        if m.state == State::HalfOpen && m.probes_out == 0 {
+            let probe = breaker.try_acquire().expect("a free probe place admits");
+            std::mem::forget(probe);
+        }
+        if let Some(reopening) = reopened.first() {
+            for generation in &young {
+                assert_ne!(
+                    reopening.generation,
+                    generation.wrapping_add(1),
+                    "gave up on a probe of generation {generation}, admitted young: \
+                     {transitions:?}"
+                );
+            }
+            assert_eq!(reopening.open_for, Some(OPEN));
+            let rejected = caller_rejected.expect("only B's call can find the probe overdue");
+            assert_eq!(
+                (rejected.state(), rejected.retry_after()),
+                (State::Open, Some(OPEN)),
+                "the call that reopened is rejected for a full period"
+            );
+        }
+    });
+}
