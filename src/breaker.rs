@@ -641,7 +641,12 @@ impl<C: Clock> Breaker<C> {
                     if !self.record_probe_admission(word, next, self.now()) {
                         // Sealed: a call that found every probe out past the timeout is
                         // opening the breaker again, and no probe of this period is admitted.
-                        return Err(self.reject(State::HalfOpen, None));
+                        // Finish that opening rather than wait on the sealer.
+                        if let Some(rejected) = self.finish_sealed_reopening(word.generation()) {
+                            return Err(rejected);
+                        }
+                        word = StateWord(self.control.state.load(Ordering::Acquire));
+                        continue;
                     }
                     next
                 }
@@ -713,7 +718,8 @@ impl<C: Clock> Breaker<C> {
     fn reopen_if_probes_timed_out(&self, word: StateWord, timeout: Duration) -> Option<Rejected> {
         let generation = word.generation();
         let Newest::Admitted(newest) = self.control.newest_probe.newest(generation)? else {
-            return None; // sealed: another call is opening the breaker again
+            // Sealed: another call decided to open the breaker again; finish it.
+            return self.finish_sealed_reopening(generation);
         };
         if self.now() < probes_timed_out_at(newest.nanos(), timeout) {
             return None;
@@ -726,7 +732,7 @@ impl<C: Clock> Breaker<C> {
         // transition's. A mere load of that word here would not do: admissions may come
         // between the load and the swap (the loom model `a_word_back_bit_for_bit_...`).
         let sealed = Cell::new(false);
-        let (_, open_for) = self.open_from_for(
+        let open_for = self.open_from_for(
             |current| {
                 if sealed.get() {
                     // The swap failed: a verdict, a reconfiguration, or a probe recorded before
@@ -741,6 +747,29 @@ impl<C: Clock> Breaker<C> {
             },
             Trigger::ProbesTimedOut,
             OpenPeriod::Configured,
+        );
+        let Some((_, open_for)) = open_for else {
+            if sealed.get() {
+                // Sealed, and another call finished the opening (or a verdict, a reset...
+                // ended the generation): rejected as the breaker now stands.
+                let now = StateWord(self.control.state.load(Ordering::Acquire));
+                if let Some(left) = self.open_period_left(now) {
+                    return Some(self.reject(State::Open, Some(left)));
+                }
+            }
+            return None;
+        };
+        Some(self.reject(State::Open, Some(open_for)))
+    }
+
+    /// Opens half-open `generation` again for timed-out probes, once its newest-probe word is
+    /// sealed: the seal already proves every probe out of it, now or later, overdue, so any
+    /// call may complete the opening (helping), and none waits on the sealer.
+    fn finish_sealed_reopening(&self, generation: u32) -> Option<Rejected> {
+        let (_, open_for) = self.open_from_for(
+            |current| current.state() == State::HalfOpen && current.generation() == generation,
+            Trigger::ProbesTimedOut,
+            OpenPeriod::Configured,
         )?;
         Some(self.reject(State::Open, Some(open_for)))
     }
@@ -748,8 +777,9 @@ impl<C: Clock> Breaker<C> {
     /// While half-open with a probe timeout: how long until every probe out has been out
     /// longer than the timeout, so that the next call opens the breaker again. Nothing
     /// announces that moment, so a waiter turned away as half-open sleeps no longer than
-    /// this. `None` in any other state, with no probe timeout, or while a call opens the
-    /// breaker again (sealed: its opening wakes the waiter).
+    /// this. `None` in any other state or with no probe timeout; zero once a call has decided
+    /// to open the breaker again (sealed): the waiter's next try finishes that opening, so
+    /// that no waiter sleeps on a sealer that was descheduled before its swap.
     pub(crate) fn probes_time_out_in(&self) -> Option<Duration> {
         let word = StateWord(self.control.state.load(Ordering::Acquire));
         if word.state() != State::HalfOpen {
@@ -757,8 +787,8 @@ impl<C: Clock> Breaker<C> {
         }
         let timeout = self.settings().probe_timeout?;
         match self.control.newest_probe.newest(word.generation())? {
-            // A call is opening the breaker again, and the opening wakes the waiter.
-            Newest::Sealed => None,
+            // A call decided to open the breaker again; any call may finish it.
+            Newest::Sealed => Some(Duration::ZERO),
             Newest::Admitted(newest) => {
                 let over_at = probes_timed_out_at(newest.nanos(), timeout);
                 Some(Duration::from_nanos(over_at.saturating_sub(self.now())))
@@ -1766,6 +1796,62 @@ mod tag_boundary_tests {
         assert!(
             m.state == State::Closed && m.consecutive_failures == 1,
             "a success came between the two failures, yet: {m:?}"
+        );
+    }
+}
+
+/// The seal (`newest_probe.rs`): the state the breaker is in while the call that sealed a
+/// half-open generation has not yet made its compare-and-swap on the state word.
+#[cfg(all(test, not(loom)))]
+mod seal_tests {
+    use super::*;
+    use crate::ManualClock;
+
+    /// Thread B calls `try_acquire`, finds the one probe out past the timeout, loads the state
+    /// word (unchanged), seals the newest-probe word, and is descheduled before its swap (a
+    /// preemption, a CFS-quota stall, a low-priority thread). The seal below is exactly what
+    /// B's closure in `reopen_if_probes_timed_out` writes; nothing else of B's is visible yet.
+    /// Then the hung probe ends. Every other thread should be able to make progress (admit a
+    /// probe in the freed place, or finish the reopening that the seal has already decided),
+    /// as the crate is lock-free elsewhere. Instead all are turned away as half-open, with no
+    /// time to retry at, for as long as B stays off the CPU.
+    #[test]
+    fn a_sealer_descheduled_after_its_seal_holds_up_no_other_call() {
+        let clock = ManualClock::new();
+        let breaker = Breaker::builder()
+            .consecutive_failures(1)
+            .half_open_probes(1)
+            .open_duration(Duration::from_secs(10))
+            .probe_timeout(Duration::from_secs(1))
+            .clock(clock.clone())
+            .build()
+            .unwrap();
+        breaker.try_acquire().unwrap().failure();
+        clock.advance(Duration::from_secs(10));
+        let probe = breaker.try_acquire().unwrap(); // half-open, generation 2
+        let generation = probe.generation();
+        clock.advance(Duration::from_secs(2)); // the probe is overdue
+
+        // B's decision and seal, then B is off the CPU.
+        let Some(Newest::Admitted(newest)) = breaker.control.newest_probe.newest(generation) else {
+            panic!("a probe is recorded");
+        };
+        assert!(breaker.control.newest_probe.seal(generation, newest));
+
+        probe.ignore(); // the hung probe ends: its place is free
+        assert_eq!(breaker.metrics().probes_out, 0);
+
+        // A waiter is told to try again at once, not to sleep on B.
+        assert_eq!(breaker.probes_time_out_in(), Some(Duration::ZERO));
+        // An hour later, B still descheduled: other callers must make progress.
+        clock.advance(Duration::from_secs(3600));
+        let rejected = breaker.try_acquire().map(drop).unwrap_err();
+        assert_ne!(
+            (rejected.state(), rejected.retry_after(), breaker.state()),
+            (State::HalfOpen, None, State::HalfOpen),
+            "a free probe place and an overdue period, yet every call waits on the sealer \
+             (probes_time_out_in: {:?})",
+            breaker.probes_time_out_in()
         );
     }
 }

@@ -243,8 +243,8 @@ impl<C: Clock> Builder<C> {
     /// lowers `half_open_probes`, the newest may have ended while older ones fill the places:
     /// those are then given up on late, by up to one `timeout`, never early. A probe admitted
     /// after that call looked is never given up on for the older ones: from the moment the
-    /// call commits to the opening until it has opened the breaker, a place freed meanwhile
-    /// admits no one (such calls are rejected as half-open).
+    /// call commits to the opening, a place freed meanwhile admits no one: a call that finds
+    /// it finishes the opening and is rejected as open, so that none waits on the first.
     ///
     /// # Errors
     ///

@@ -32,8 +32,8 @@
 //!   grow, and the seal's swap succeeded from the decision's word, so nothing came between.
 //!   The probe's time is no later than the one the decision found, past the timeout;
 //! - or read the seal, and the probe was not admitted: an admission that finds its generation
-//!   sealed is rejected as half-open, as if every place were taken (the generation is being
-//!   opened again). A recorder that writes reads what it replaces, so none writes after the
+//!   sealed is not admitted (it finishes the opening, below, and is rejected as open). A
+//!   recorder that writes reads what it replaces, so none writes after the
 //!   seal unnoticed;
 //! - or found the state word of another generation, and the probe's own swap failed.
 //!
@@ -41,8 +41,10 @@
 //! single modification order, no ordering against the state word (but for the last paragraph).
 //! Once sealed, a generation stays sealed: the sealing call opens the breaker from whatever
 //! half-open word of that generation the probes' verdicts leave (only another transition, a
-//! verdict's or a reset's, can end the generation first), so no admission is turned away for
-//! longer than that call takes.
+//! verdict's or a reset's, can end the generation first). The seal already proves every probe
+//! of the generation overdue, so any call that meets it may make that opening itself
+//! (`Breaker::finish_sealed_reopening`), and none waits on a sealer descheduled before its
+//! swap.
 //!
 //! A seal outlives its generation, and the tag wraps: the admission that moves the breaker to
 //! half-open, whose generation cannot be sealed yet, writes over a seal with its own tag (one
