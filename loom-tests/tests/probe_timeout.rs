@@ -207,3 +207,59 @@ fn a_word_back_bit_for_bit_does_not_hide_a_young_probe() {
         }
     });
 }
+
+/// One probe place. Thread B takes the probe, lets it stay out past the timeout, ends it
+/// without a verdict, and asks again. Thread A asks once, at any point of that: when it finds
+/// the probe overdue it seals the half-open period and opens the breaker again, and it may be
+/// preempted between its seal and its swap.
+///
+/// Checks that B's second call is turned away as half-open only when A holds the place: a
+/// call that finds a free place in a sealed period finishes the opening itself (rejected as
+/// open) rather than wait on the sealer.
+///
+/// Catches: an admission that finds its period sealed and is rejected as half-open (tried: B's
+/// second call is turned away with the place free and A off the CPU between its seal and its
+/// swap; for as long as A stays there, every call is).
+#[test]
+fn a_call_that_meets_a_seal_does_not_wait_on_the_sealer() {
+    check_each_order(2, 2, |order| {
+        let (breaker, clock) = small(|b| b.consecutive_failures(1).probe_timeout(OPEN));
+        trip_and_wait(&breaker, &clock);
+        let sealer: Role<(bool, Option<State>)> = {
+            let breaker = breaker.clone();
+            Box::new(move || match breaker.try_acquire() {
+                Ok(permit) => {
+                    std::mem::forget(permit); // holds the place
+                    (true, None)
+                }
+                Err(_) => (false, None),
+            })
+        };
+        let prober: Role<(bool, Option<State>)> = {
+            let (breaker, clock) = (breaker.clone(), clock.clone());
+            Box::new(move || {
+                let Ok(first) = breaker.try_acquire() else {
+                    return (false, None); // the other thread took the probe
+                };
+                clock.advance(2 * OPEN);
+                first.ignore();
+                match breaker.try_acquire() {
+                    Ok(second) => {
+                        std::mem::forget(second);
+                        (true, None)
+                    }
+                    Err(rejected) => (false, Some(rejected.state())),
+                }
+            })
+        };
+        let results = spawn_in(order, vec![sealer, prober]);
+        let (sealer_admitted, second_call) = (results[0].0, results[1].1);
+        if second_call == Some(State::HalfOpen) {
+            assert!(
+                sealer_admitted,
+                "turned away as half-open with the place free: {:?}",
+                breaker.metrics()
+            );
+        }
+    });
+}
