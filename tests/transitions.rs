@@ -847,15 +847,12 @@ fn a_closing_probe_2_pow_14_generations_on_empties_the_window() {
     assert_eq!(breaker.state(), State::Closed, "one failure of a run of 2");
 }
 
-/// A failure's look-back past this generation's failure 0 wraps the 16-bit failure number
-/// and could match the failure record of a generation 2^14 back, a multiple of the tag's
-/// 2^13 (it needs 65,536 failures in that generation, none tripping): the window word's
-/// wrapped bit says whether earlier numbers exist.
-#[test]
-fn a_look_back_never_reaches_a_failure_record_of_a_generation_2_pow_14_back() {
+/// A breaker whose generation 0 recorded `failures` failures in runs of three (a run of four
+/// trips, a rate of 100 % over 32,768 calls too; neither does), then reset 2^14 times: it is
+/// closed in generation 16384, which has the tag of 0.
+fn failures_in_runs_of_three_then_2_pow_14_resets(failures: u32) -> Breaker<ManualClock> {
     let (breaker, _) = breaker(|b| b.failure_rate(1.0, 32_768).consecutive_failures(4));
-    // Generation 0: 65,536 failures in runs of three; no rule trips.
-    for i in 0..65_536u32 {
+    for i in 0..failures {
         record(&breaker, "f");
         if i % 3 == 2 {
             record(&breaker, "s");
@@ -863,8 +860,19 @@ fn a_look_back_never_reaches_a_failure_record_of_a_generation_2_pow_14_back() {
     }
     assert_eq!(breaker.state(), State::Closed);
     for _ in 0..1 << 14 {
-        breaker.reset(); // generation 16384: the same tag as 0
+        breaker.reset();
     }
+    breaker
+}
+
+/// A failure's look-back past this generation's failure 0 wraps the 16-bit failure number
+/// and could match the failure record of a generation 2^14 back, a multiple of the tag's
+/// 2^13 (it needs 65,536 failures in that generation, none tripping): the window word's
+/// wrapped bit says whether earlier numbers exist.
+#[test]
+fn a_look_back_never_reaches_a_failure_record_of_a_generation_2_pow_14_back() {
+    // Generation 0: 65,536 failures in runs of three; no rule trips.
+    let breaker = failures_in_runs_of_three_then_2_pow_14_resets(65_536);
     // Failure 1 of this generation looks 3 back for a run of 4: number 65,534 of
     // generation 0, whose record says 21,844 successes before it.
     for _ in 0..21_844 {
@@ -882,19 +890,9 @@ fn a_look_back_never_reaches_a_failure_record_of_a_generation_2_pow_14_back() {
 /// this generation's failure 0 too.
 #[test]
 fn the_window_metrics_never_count_a_failure_record_of_a_generation_2_pow_14_back() {
-    let (breaker, _) = breaker(|b| b.failure_rate(1.0, 32_768).consecutive_failures(4));
     // Generation 0: 65,537 failures in runs of three, so that the ring keeps the record of
     // failure 65,535 (21,845 successes before it); no rule trips.
-    for i in 0..65_537u32 {
-        record(&breaker, "f");
-        if i % 3 == 2 {
-            record(&breaker, "s");
-        }
-    }
-    assert_eq!(breaker.state(), State::Closed);
-    for _ in 0..1 << 14 {
-        breaker.reset(); // generation 16384: the same tag as 0
-    }
+    let breaker = failures_in_runs_of_three_then_2_pow_14_resets(65_537);
     // Failure 0 of this generation, after as many successes as that record counts.
     record(&breaker, &"s".repeat(21_845));
     record(&breaker, "f");

@@ -1012,10 +1012,11 @@ mod tests {
     use super::*;
     use crate::config::{Config, FailureRateConfig};
 
-    fn window_of_four() -> (Window, Stripes, Settings) {
+    /// A window of four calls that trips at `threshold`, one stripe, and its settings.
+    fn window_of_four_at(threshold: f64) -> (Window, Stripes, Settings) {
         let config = Config {
             failure_rate: Some(FailureRateConfig {
-                threshold: 0.5,
+                threshold,
                 window: 4,
                 minimum_calls: None,
             }),
@@ -1024,6 +1025,10 @@ mod tests {
         };
         let settings = Settings::validate(&config).unwrap();
         (Window::new(&settings, 0), Stripes::new(1), settings)
+    }
+
+    fn window_of_four() -> (Window, Stripes, Settings) {
+        window_of_four_at(0.5)
     }
 
     fn tag_now(window: &Window) -> u32 {
@@ -1190,20 +1195,9 @@ mod tests {
         assert_eq!(window.snapshot(&settings, 10_000, &stripes).failures, 1);
     }
 
-    /// A window of four calls that trips at 100 %, its stripes and settings, for the stalled
-    /// callers below.
+    /// A window of four calls that trips at 100 %, for the stalled callers below.
     fn rate_of_four() -> (Window, Stripes, Settings) {
-        let config = Config {
-            failure_rate: Some(FailureRateConfig {
-                threshold: 1.0,
-                window: 4,
-                minimum_calls: None,
-            }),
-            stripes: Some(1),
-            ..Config::default()
-        };
-        let settings = Settings::validate(&config).unwrap();
-        (Window::new(&settings, 0), Stripes::new(1), settings)
+        window_of_four_at(1.0)
     }
 
     /// Records a failure of generation 0 that checks it is current, then stalls while
