@@ -704,8 +704,10 @@ impl<C: Clock> Breaker<C> {
 
     /// Opens the breaker again if every probe out in half-open `word` has been out longer
     /// than `timeout`, and returns the rejection of the call that found it so; `None` if they
-    /// have not, if the word changed meanwhile, or if another call is opening it (then the
-    /// call is rejected as half-open, as it found the breaker). Every probe out was admitted
+    /// have not, or if the word changed meanwhile (then the call is rejected as half-open, as
+    /// it found the breaker). If another call has sealed the generation, this call finishes
+    /// that opening ([`finish_sealed_reopening`](Breaker::finish_sealed_reopening)). Every
+    /// probe out was admitted
     /// no later than the newest one recorded for the word's generation, which was recorded
     /// before its admission, so that one's age is the youngest age of them all.
     ///
@@ -714,7 +716,7 @@ impl<C: Clock> Breaker<C> {
     /// before the swap, with the word as it was, this call seals the newest probe's word from
     /// the very time it decided on (`newest_probe.rs`): a probe admitted since has changed
     /// that time, and the seal fails; none is admitted after it. Sealed, the generation is
-    /// this call's to open, from whatever half-open word of it a verdict leaves.
+    /// any call's to open, from whatever half-open word of it a verdict leaves.
     fn reopen_if_probes_timed_out(&self, word: StateWord, timeout: Duration) -> Option<Rejected> {
         let generation = word.generation();
         let Newest::Admitted(newest) = self.control.newest_probe.newest(generation)? else {
@@ -748,30 +750,32 @@ impl<C: Clock> Breaker<C> {
             Trigger::ProbesTimedOut,
             OpenPeriod::Configured,
         );
-        let Some((_, open_for)) = open_for else {
-            if sealed.get() {
-                // Sealed, and another call finished the opening (or a verdict, a reset...
-                // ended the generation): rejected as the breaker now stands.
-                let now = StateWord(self.control.state.load(Ordering::Acquire));
-                if let Some(left) = self.open_period_left(now) {
-                    return Some(self.reject(State::Open, Some(left)));
-                }
-            }
-            return None;
-        };
-        Some(self.reject(State::Open, Some(open_for)))
+        match open_for {
+            Some((_, open_for)) => Some(self.reject(State::Open, Some(open_for))),
+            // Sealed, and another call finished the opening (or a verdict, a reset... ended
+            // the generation): as a call that meets the seal.
+            None if sealed.get() => self.finish_sealed_reopening(generation),
+            None => None,
+        }
     }
 
     /// Opens half-open `generation` again for timed-out probes, once its newest-probe word is
     /// sealed: the seal already proves every probe out of it, now or later, overdue, so any
-    /// call may complete the opening (helping), and none waits on the sealer.
+    /// call may complete the opening (helping), and none waits on the sealer. The rejection
+    /// of the calling call: as open, for the period this call opened or the one another call
+    /// did; `None` if the generation ended otherwise (a verdict, a reset) and the breaker is
+    /// not open, so that the call looks at the state again.
     fn finish_sealed_reopening(&self, generation: u32) -> Option<Rejected> {
-        let (_, open_for) = self.open_from_for(
+        if let Some((_, open_for)) = self.open_from_for(
             |current| current.state() == State::HalfOpen && current.generation() == generation,
             Trigger::ProbesTimedOut,
             OpenPeriod::Configured,
-        )?;
-        Some(self.reject(State::Open, Some(open_for)))
+        ) {
+            return Some(self.reject(State::Open, Some(open_for)));
+        }
+        let now = StateWord(self.control.state.load(Ordering::Acquire));
+        let left = self.open_period_left(now)?;
+        Some(self.reject(State::Open, Some(left)))
     }
 
     /// While half-open with a probe timeout: how long until every probe out has been out
@@ -1100,9 +1104,8 @@ impl<C: Clock> Breaker<C> {
             ) {
                 Ok(_) => {
                     if closes {
-                        self.window.begin(&settings, next.generation(), || {
-                            self.is_closed_in(next.generation())
-                        });
+                        // The window was emptied for `next` before the swap (point 7 in
+                        // `window/mod.rs`).
                         self.note_closing();
                         self.transitions.closings.fetch_add(1, Ordering::Relaxed);
                         self.announce(word, next, Trigger::ProbesSucceeded { successes }, None);
@@ -1339,9 +1342,14 @@ impl<C: Clock> Breaker<C> {
             ) {
                 Ok(_) => {
                     if state == State::Closed {
-                        self.window.begin(&self.settings(), next.generation(), || {
-                            self.is_closed_in(next.generation())
-                        });
+                        if word.is_closed() {
+                            // A reset from closed kept that generation's window until now
+                            // (point 7 in `window/mod.rs`); from any other state it was
+                            // emptied before the swap.
+                            self.window.begin(&self.settings(), next.generation(), || {
+                                self.is_closed_in(next.generation())
+                            });
+                        }
                         self.note_closing();
                     }
                     self.announce(word, next, Trigger::Manual, None);
@@ -1811,10 +1819,10 @@ mod seal_tests {
     /// word (unchanged), seals the newest-probe word, and is descheduled before its swap (a
     /// preemption, a CFS-quota stall, a low-priority thread). The seal below is exactly what
     /// B's closure in `reopen_if_probes_timed_out` writes; nothing else of B's is visible yet.
-    /// Then the hung probe ends. Every other thread should be able to make progress (admit a
-    /// probe in the freed place, or finish the reopening that the seal has already decided),
-    /// as the crate is lock-free elsewhere. Instead all are turned away as half-open, with no
-    /// time to retry at, for as long as B stays off the CPU.
+    /// Then the hung probe ends. Every other call must make progress: the next one finishes
+    /// the reopening that the seal has already decided, and is rejected as open. (Before
+    /// `46aafa5` all were turned away as half-open, with no time to retry at, for as long as B
+    /// stayed off the CPU.)
     #[test]
     fn a_sealer_descheduled_after_its_seal_holds_up_no_other_call() {
         let clock = ManualClock::new();
@@ -1846,9 +1854,9 @@ mod seal_tests {
         // An hour later, B still descheduled: other callers must make progress.
         clock.advance(Duration::from_secs(3600));
         let rejected = breaker.try_acquire().map(drop).unwrap_err();
-        assert_ne!(
+        assert_eq!(
             (rejected.state(), rejected.retry_after(), breaker.state()),
-            (State::HalfOpen, None, State::HalfOpen),
+            (State::Open, Some(Duration::from_secs(10)), State::Open),
             "a free probe place and an overdue period, yet every call waits on the sealer \
              (probes_time_out_in: {:?})",
             breaker.probes_time_out_in()

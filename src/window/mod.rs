@@ -42,10 +42,15 @@
 //!    (release CAS on the slot, then on the word); see `ring.rs`.
 //! 5. *Clearing* for a closed generation `g` loads the word (`Acquire`), then checks on the state
 //!    word (`Acquire`) that the breaker is still closed in `g`, and commits with a CAS from the
-//!    word it loaded. Every value of the word was written after the transition that opened its
-//!    generation (by the closer, or by a caller that found that generation current), and that
-//!    write happens before the load; so if the loaded word belonged to a generation after `g`,
-//!    the state load would see that generation, and nothing is written. Which generation is
+//!    word it loaded. Every value of the word but an empty one was written after the
+//!    transition that opened its generation (by a caller that found that generation current,
+//!    or by a reset's [`Window::begin`]), and that write happens before the load; so if the
+//!    loaded word belonged to a generation after `g`, the state load would see that
+//!    generation, and nothing is written. An empty word is written by the closing itself,
+//!    just before its transition (point 7): a load that sees it sees the state word as that
+//!    closing found it or later, which is closed in `g` only if the closing is a reset from
+//!    `g`; then clearing for `g` puts back a window for the generation still current, and the
+//!    reset's `begin` clears it again after its transition. Which generation is
 //!    newer is never decided by comparing the 13-bit tags, which wrap, so a window left behind
 //!    by any older generation can always be cleared. A word whose tag matches is taken as this
 //!    generation's; point 7 makes sure it is.

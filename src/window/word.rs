@@ -3,7 +3,9 @@
 //! ```text
 //!  63  62 61             49  48  47              32 31                               0
 //! +------+-----------------+---+------------------+----------------------------------+
-//! | mode | generation (13) | w | failures (16)    | successes before newest failure  |   Clean, Dirty
+//! | mode | generation (13) | w | failures (16)    | successes before newest failure  |   Dirty
+//! +------+-----------------+---+------------------+----------------------------------+
+//! | mode | generation (13) | w | failures (16)    | generation (32)                  |   Clean
 //! +------+-----------------+---+------------------+-----------------+----------------+
 //! | mode | generation (13) | w | failures (16)    | success ticks   | successes (16) |   Filling
 //! +------+-----------------+---+------------------+-----------------+----------------+
@@ -20,8 +22,12 @@
 //! - *successes before newest failure*: how many successes this generation had counted when
 //!   the newest failure was recorded, modulo 2^32. A failure's position among all recorded
 //!   calls is its number plus this count.
+//! - *generation (32)* (clean only): a clean window remembers no failure, so it keeps its
+//!   full generation there instead, and no two generations' clean words are alike
+//!   ([`WindowWord::cleaned`]).
 //! - *success ticks* (filling only): changed by every success while the window fills, so that
-//!   a failure that counted successes before a success arrived cannot commit.
+//!   a failure that counted successes before a success arrived cannot commit; they start from
+//!   [`tick_seed`] of the generation.
 //!
 //! Modes:
 //! - `Filling`: fewer than `window` calls recorded since the window was cleared. Every
@@ -145,7 +151,9 @@ impl WindowWord {
         }
     }
 
-    /// Successes counted before the newest failure.
+    /// Successes counted before the newest failure: meaningful only while the word
+    /// [remembers](WindowWord::remembers_newest_failure) it (a clean word holds its
+    /// generation there).
     pub(super) fn successes_before_newest(self) -> u32 {
         match self.mode() {
             Mode::Filling => self.0 as u16 as u32,
@@ -262,7 +270,7 @@ mod tests {
             (next.failures(), next.successes_before_newest(), next.tag()),
             (2, u32::MAX, 3)
         );
-        let clean = next.with_mode(Mode::Clean);
+        let clean = next.cleaned(3);
         assert!(WindowWord::is_clean_for(clean.0, 3));
         assert!(!clean.remembers_newest_failure());
     }
@@ -280,7 +288,7 @@ mod tests {
             Mode::Dirty,
             "the wrapped bit is not the mode's"
         );
-        let clean = word.with_mode(Mode::Clean);
+        let clean = word.cleaned(1);
         assert!(clean.has_wrapped(), "a change of mode keeps it");
         assert!(
             WindowWord::is_clean_for(clean.0, 1),
