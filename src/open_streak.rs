@@ -104,7 +104,10 @@ impl OpenStreak {
         let word = self.word.load(Ordering::Acquire);
         let (generation, count) = ((word >> 32) as u32, word as u32);
         if count == 0 {
-            1 // the initial word: no count
+            // The initial word: no count. Through the breaker this is not reached (with the bit
+            // set, the opener of `half_open - 1` published a count first); it is this word's
+            // answer for its own initial value.
+            1
         } else if generation == half_open.wrapping_add(1) {
             count
         } else if generation == half_open.wrapping_sub(1) {
