@@ -547,3 +547,37 @@ fn the_opening_script_reads_a_recovery_as_the_store_does() {
         "the 60 s opening is kept"
     );
 }
+
+/// A server that answers every command with a reply line sent one byte at a time, each byte
+/// well within the store's timeout, and never ends it: the store must give up on the reply
+/// (an error), not read it for as long as the server cares to send.
+#[test]
+fn a_server_trickling_a_reply_is_an_error_not_a_hang() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            std::thread::spawn(move || {
+                let mut request = [0; 4096];
+                let _ = stream.read(&mut request);
+                let mut reply = b"+".iter().chain(std::iter::repeat(&b'O'));
+                // Until the store hangs up.
+                while stream.write_all(&[*reply.next().unwrap()]).is_ok() {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            });
+        }
+    });
+    let (sender, answered) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut store = RedisStore::new(address).timeout(Duration::from_millis(200));
+        let _ = sender.send(store.opening("db"));
+    });
+    // A bounded wait for the answer, not a timing: without a whole-reply deadline the reply
+    // line (up to 64 KiB, a byte per 20 ms) would take over twenty minutes.
+    let answer = answered
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the store gave up on the trickling reply");
+    assert!(answer.is_err(), "{answer:?}");
+}

@@ -4,7 +4,7 @@
 
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use super::{
     Opening, OpeningStore, RECOVERY_AHEAD, StoreError, WindowShare, from_unix_millis, unix_millis,
@@ -134,8 +134,35 @@ pub struct RedisStore {
 }
 
 struct Connection {
-    reader: BufReader<TcpStream>,
+    reader: BufReader<ReplyReader>,
     writer: TcpStream,
+    timeout: Duration,
+}
+
+/// The reading end of a connection, which gives up once the reply being read is due: a
+/// socket's read timeout bounds each read only, and a server that sends a byte now and then
+/// would hold a poll (and the drop of its `Polling`) for as long as it cared to.
+struct ReplyReader {
+    stream: TcpStream,
+    /// When the reply being read is due; `None` (a timeout too long for an `Instant`) leaves
+    /// the socket's own read timeout alone.
+    due: Option<Instant>,
+}
+
+impl Read for ReplyReader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if let Some(due) = self.due {
+            let left = due.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    "no whole reply within the timeout",
+                ));
+            }
+            self.stream.set_read_timeout(Some(left))?;
+        }
+        self.stream.read(buf)
+    }
 }
 
 /// One RESP2 reply.
@@ -190,7 +217,8 @@ impl RedisStore {
         self
     }
 
-    /// How long connecting, and each read or write, may take (1 s unless set).
+    /// How long connecting may take, each write, and each command's whole reply, from sending
+    /// the command to the reply's last byte (1 s unless set).
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
         self
@@ -313,8 +341,12 @@ impl RedisStore {
                         .map_err(failed)?;
                     stream.set_nodelay(true).map_err(failed)?;
                     let mut connection = Connection {
-                        reader: BufReader::new(stream.try_clone().map_err(failed)?),
+                        reader: BufReader::new(ReplyReader {
+                            stream: stream.try_clone().map_err(failed)?,
+                            due: None,
+                        }),
                         writer: stream,
+                        timeout: self.timeout,
                     };
                     if let Some(password) = &self.password {
                         match round_trip(&mut connection, &[b"AUTH", password.as_bytes()])? {
@@ -509,6 +541,7 @@ fn unexpected(command: &str, reply: &Reply) -> StoreError {
 
 fn round_trip(connection: &mut Connection, args: &[&[u8]]) -> Result<Reply, StoreError> {
     let io_failed = |error| StoreError::with_source("redis connection", error);
+    connection.reader.get_mut().due = Instant::now().checked_add(connection.timeout);
     connection
         .writer
         .write_all(&encode(args))
