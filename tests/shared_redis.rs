@@ -581,3 +581,31 @@ fn a_server_trickling_a_reply_is_an_error_not_a_hang() {
         .expect("the store gave up on the trickling reply");
     assert!(answer.is_err(), "{answer:?}");
 }
+
+/// Keys of another type under the store's names (left by another program, or a hand): like
+/// a string that is no opening, no time or no window, they are replaced by the next publish,
+/// not an error at every publish from then on.
+#[test]
+fn keys_of_another_type_are_replaced_by_the_next_publish() {
+    let Some(server) = start_server(&[]) else {
+        return;
+    };
+    send(&server, "HSET hotbreaker:open:db field value\r\n");
+    send(&server, "RPUSH hotbreaker:recovered:db 1\r\n");
+    send(&server, "SET hotbreaker:windows:db 1\r\n");
+    let mut store = RedisStore::new(&server.address);
+    let opening = opening_for(Duration::from_secs(30));
+    store.publish("db", opening).unwrap();
+    let kept = store.opening("db").unwrap().expect("the opening published");
+    assert_eq!(millis(kept.until), millis(opening.until));
+    let now = SystemTime::now();
+    store.publish_recovery("db", now).unwrap();
+    assert_eq!(
+        millis(store.recovered_at("db").unwrap().unwrap()),
+        millis(now)
+    );
+    store
+        .publish_window("db", &WindowShare::new("a", 1, 2, now))
+        .unwrap();
+    assert_eq!(store.windows("db").unwrap().len(), 1);
+}

@@ -14,9 +14,11 @@ use super::{
 /// milliseconds later, and lets Redis forget it after `ARGV[2]` milliseconds. One script, so
 /// that two instances publishing at once cannot leave the earlier time. A kept value that is
 /// not digits alone is no time (`millis_at` refuses it too: Lua's `tonumber` would read
-/// `1e15`) and is replaced, and so is one of more than 15 digits ([`MILLIS_DIGITS`]).
+/// `1e15`) and is replaced, and so is one of more than 15 digits ([`MILLIS_DIGITS`]), and a
+/// key of another type (`GET` fails on it; `SET` replaces it).
 const RECOVERY_SCRIPT: &str = "\
-local raw = redis.call('GET', KEYS[1])
+local raw = redis.pcall('GET', KEYS[1])
+if type(raw) ~= 'string' then raw = nil end
 local kept = 0
 if raw and #raw <= 15 and string.match(raw, '^%d+$') then kept = tonumber(raw) end
 local new = tonumber(ARGV[1])
@@ -31,9 +33,12 @@ return 0";
 /// `KEYS[2]` is later than the kept one's publish time, and no later than `ARGV[4]` (the new
 /// one's publish time and `RECOVERY_AHEAD`). One script, so that two instances publishing at
 /// once cannot leave the wrong one. A kept value that is no opening `opening` can read is
-/// replaced (times of more than 15 digits included: [`MILLIS_DIGITS`]).
+/// replaced (times of more than 15 digits included: [`MILLIS_DIGITS`], and a key of another
+/// type: `GET` fails on it, `SET` replaces it); a recovery key of another type holds no
+/// recovery.
 const OPENING_SCRIPT: &str = "\
-local raw = redis.call('GET', KEYS[1])
+local raw = redis.pcall('GET', KEYS[1])
+if type(raw) ~= 'string' then raw = nil end
 local until_kept, published_kept
 if raw then
   local u, p = string.match(raw, '^(%d+) (%d+)$')
@@ -42,9 +47,9 @@ if raw then
   end
 end
 if until_kept and until_kept >= tonumber(ARGV[1]) then
-  local recovered = redis.call('GET', KEYS[2])
+  local recovered = redis.pcall('GET', KEYS[2])
   local at = nil
-  if recovered and #recovered <= 15 and string.match(recovered, '^%d+$') then
+  if type(recovered) == 'string' and #recovered <= 15 and string.match(recovered, '^%d+$') then
     at = tonumber(recovered)
   end
   if not (at and at > published_kept and at <= tonumber(ARGV[4])) then
@@ -59,8 +64,10 @@ return 1";
 /// process id adds one) and the fields that are no window `windows` can read (written by
 /// something else: they would be there for good, as every publish keeps the hash, and each
 /// read would fail on them), and keeps the hash for `ARGV[3]` milliseconds after the latest
-/// window: one round trip.
+/// window: one round trip. A key of another type holds no windows and is dropped first
+/// (`HSET` would fail on it at every publish).
 const WINDOW_SCRIPT: &str = "\
+if redis.call('TYPE', KEYS[1]).ok ~= 'hash' then redis.call('DEL', KEYS[1]) end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 local cutoff = tonumber(ARGV[4])
 local fields = redis.call('HGETALL', KEYS[1])
