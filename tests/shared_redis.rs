@@ -609,3 +609,30 @@ fn keys_of_another_type_are_replaced_by_the_next_publish() {
         .unwrap();
     assert_eq!(store.windows("db").unwrap().len(), 1);
 }
+
+/// A window whose instance's name is not UTF-8 (no instance of this crate names itself so,
+/// but something else may write one) is still a window: it neither stays unreadable for a
+/// day, failing every read of the name's windows, nor is kept as such.
+#[test]
+fn a_window_whose_instance_name_is_not_utf8_does_not_stop_window_sharing() {
+    let Some(server) = start_server(&[]) else {
+        return;
+    };
+    let now = SystemTime::now();
+    let value = format!("1 2 {}", millis(now));
+    let mut command =
+        b"*4\r\n$4\r\nHSET\r\n$21\r\nhotbreaker:windows:db\r\n$2\r\n\xff\xfe\r\n".to_vec();
+    command.extend_from_slice(format!("${}\r\n{value}\r\n", value.len()).as_bytes());
+    let mut raw = TcpStream::connect(&server.address).unwrap();
+    raw.write_all(&command).unwrap();
+    let mut reply = [0u8; 4];
+    raw.read_exact(&mut reply).unwrap();
+    assert_eq!(&reply, b":1\r\n");
+    let mut store = RedisStore::new(&server.address);
+    store
+        .publish_window("db", &WindowShare::new("a", 0, 3, now))
+        .unwrap();
+    let windows = store.windows("db").unwrap();
+    let calls: u32 = windows.iter().map(|window| window.calls).sum();
+    assert_eq!((windows.len(), calls), (2, 5), "{windows:?}");
+}

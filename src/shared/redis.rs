@@ -525,9 +525,11 @@ fn digits(text: &str) -> Option<u64> {
         .flatten()
 }
 
-/// One field of a windows hash: the instance, and `failures calls unix_millis`.
+/// One field of a windows hash: the instance, and `failures calls unix_millis`. An instance
+/// name that is not UTF-8 is read lossily: the window counts all the same, and the script
+/// (which cannot tell) would keep it, unreadable, for a day.
 fn parse_window(instance: &[u8], value: &[u8]) -> Option<WindowShare> {
-    let instance = std::str::from_utf8(instance).ok()?;
+    let instance = String::from_utf8_lossy(instance);
     let mut numbers = std::str::from_utf8(value).ok()?.split(' ');
     let (failures, calls) = (digits(numbers.next()?)?, digits(numbers.next()?)?);
     let at = millis(numbers.next()?)?;
