@@ -246,6 +246,17 @@ fn recoveries_keep_the_later_time_under_keys_of_their_own() {
     assert!(mixed.recovered_at("db").is_err());
     let error = mixed.publish("db", opening).unwrap_err();
     assert!(error.to_string().contains("recovery_key_prefix"), "{error}");
+
+    // One that begins the other mixes them too: the opening of `rec:db` would be the
+    // recovery of `db`. Refused either way round.
+    for (openings, recoveries) in [("app:", "app:rec:"), ("app:rec:", "app:")] {
+        let mut mixed = RedisStore::new(&server.address)
+            .key_prefix(openings)
+            .recovery_key_prefix(recoveries);
+        let error = mixed.publish_recovery("db", now).unwrap_err();
+        assert!(error.to_string().contains("key_prefix \"app:"), "{error}");
+        assert!(mixed.publish("rec:db", opening).is_err());
+    }
 }
 
 #[test]
@@ -346,6 +357,16 @@ fn windows_are_kept_one_per_instance_and_read_back() {
         .publish_window("db", &WindowShare::new("a", 0, 1, at))
         .unwrap_err();
     assert!(error.to_string().contains("windows_key_prefix"), "{error}");
+}
+
+#[test]
+fn a_zero_timeout_is_an_error_that_names_it() {
+    let Some(server) = start_server(&[]) else {
+        return;
+    };
+    let mut store = RedisStore::new(&server.address).timeout(Duration::ZERO);
+    let error = store.ping().unwrap_err();
+    assert!(error.to_string().contains("timeout is zero"), "{error}");
 }
 
 #[test]

@@ -208,24 +208,27 @@ impl RedisStore {
         self
     }
 
-    /// Puts each name's latest recovery under `prefix` followed by the name. It must differ
-    /// from the openings' [`key_prefix`](RedisStore::key_prefix), or the two would share
-    /// keys; recoveries, and openings (whose publish reads the recovery), are refused with an
-    /// error then.
+    /// Puts each name's latest recovery under `prefix` followed by the name. Neither it nor
+    /// the openings' [`key_prefix`](RedisStore::key_prefix) may begin with the other, or a
+    /// name of one kind could share a key with a name of the other (`app:` and `app:rec:`:
+    /// the opening of `rec:db` and the recovery of `db`); recoveries, and openings (whose
+    /// publish reads the recovery), are refused with an error then.
     pub fn recovery_key_prefix(mut self, prefix: impl Into<String>) -> Self {
         self.recovery_prefix = prefix.into();
         self
     }
 
-    /// Puts each name's windows in a hash under `prefix` followed by the name. It must differ
-    /// from the other two prefixes; windows are refused with an error otherwise.
+    /// Puts each name's windows in a hash under `prefix` followed by the name. Neither it nor
+    /// either of the other two prefixes may begin with the other; windows are refused with an
+    /// error otherwise.
     pub fn windows_key_prefix(mut self, prefix: impl Into<String>) -> Self {
         self.windows_prefix = prefix.into();
         self
     }
 
     /// How long connecting may take, each write, and each command's whole reply, from sending
-    /// the command to the reply's last byte (1 s unless set).
+    /// the command to the reply's last byte (1 s unless set). A zero timeout is no timeout
+    /// the operating system takes: every command then fails with an error that names it.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
         self
@@ -247,20 +250,21 @@ impl RedisStore {
         format!("{}{name}", self.prefix)
     }
 
-    /// The key under `prefix` (named `setting`) for `name`, unless `prefix` is also one of
-    /// the other kinds' prefixes.
+    /// The key under `prefix` (named `setting`) for `name`, unless `prefix` begins one of the
+    /// other kinds' prefixes or one of them begins it: then some name of one kind and some
+    /// name of the other have the same key.
     fn key_under(&self, setting: &str, prefix: &str, name: &str) -> Result<String, StoreError> {
         let prefixes = [
             ("key_prefix", &self.prefix),
             ("recovery_key_prefix", &self.recovery_prefix),
             ("windows_key_prefix", &self.windows_prefix),
         ];
-        if let Some((other, _)) = prefixes
-            .iter()
-            .find(|(other, kept)| *other != setting && kept.as_str() == prefix)
-        {
+        if let Some((other, kept)) = prefixes.iter().find(|(other, kept)| {
+            *other != setting && (kept.starts_with(prefix) || prefix.starts_with(kept.as_str()))
+        }) {
             return Err(StoreError::new(format!(
-                "redis: {setting} and {other} are both {prefix:?}; their keys would mix"
+                "redis: {setting} {prefix:?} and {other} {kept:?}: one begins the other, so \
+                 their keys could mix"
             )));
         }
         Ok(format!("{prefix}{name}"))
@@ -335,6 +339,12 @@ impl RedisStore {
     }
 
     fn connect(&self) -> Result<Connection, StoreError> {
+        if self.timeout.is_zero() {
+            // std refuses a zero socket timeout with an error that does not say which setting.
+            return Err(StoreError::new(
+                "redis: timeout is zero; it must be above zero",
+            ));
+        }
         let failed = |error| StoreError::with_source(format!("redis {}", self.address), error);
         let mut last_error = io::Error::new(io::ErrorKind::NotFound, "no address");
         for address in self.address.to_socket_addrs().map_err(failed)? {
