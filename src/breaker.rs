@@ -1585,15 +1585,16 @@ impl<C: Clock> Breaker<C> {
             }
         }
         if !self.window.fits(&settings) {
-            let field = match (settings.failure_rate, settings.consecutive_failures) {
-                (Some(rate), Some(run)) if run > rate.window => "consecutive_failures",
-                (Some(_), _) => "failure_rate.window",
-                (None, _) => "consecutive_failures",
+            // The longer of the two looks back too far; name it with the length asked for.
+            let (field, asked) = match (settings.failure_rate, settings.consecutive_failures) {
+                (Some(rate), Some(run)) if run > rate.window => ("consecutive_failures", run),
+                (Some(rate), _) => ("failure_rate.window", rate.window),
+                (None, run) => ("consecutive_failures", run.unwrap_or(0)),
             };
             return Err(ConfigError::new(
                 field,
                 format!(
-                    "this breaker keeps {} failure records (sized when it was built; failure_records reserves more); build a new breaker for a longer window or run",
+                    "this breaker keeps {} failure records (sized when it was built; failure_records reserves more); build a new breaker for a longer window or run, got {asked}",
                     self.window.capacity()
                 ),
             ));

@@ -334,3 +334,48 @@ fn a_probe_or_forced_success_is_counted_as_the_breaker_counted_at_its_admission(
         "the forced call admitted while counting counts; the one after does not"
     );
 }
+
+/// `ConfigError::reason` promises the value given: a window or run too long for the live
+/// breaker's failure records says how long it was asked to be, not only how many it keeps.
+#[test]
+fn a_window_or_run_too_long_for_the_breaker_says_the_length_asked_for() {
+    let breaker = Breaker::builder()
+        .failure_rate(0.5, 20)
+        .consecutive_failures(5)
+        .build()
+        .unwrap();
+    let before = breaker.config();
+    let cases = [
+        (
+            Config {
+                failure_rate: rate(0.5, 1000),
+                ..before
+            },
+            "failure_rate.window",
+            "got 1000",
+        ),
+        (
+            Config {
+                consecutive_failures: Some(700),
+                ..before
+            },
+            "consecutive_failures",
+            "got 700",
+        ),
+        (
+            Config {
+                failure_rate: None,
+                consecutive_failures: Some(900),
+                ..before
+            },
+            "consecutive_failures",
+            "got 900",
+        ),
+    ];
+    for (config, field, value) in cases {
+        let err = breaker.reconfigure(config).expect_err(field);
+        assert_eq!(err.field(), field, "{err}");
+        assert!(err.reason().contains(value), "{err}");
+        assert!(err.reason().contains("keeps 32 failure records"), "{err}");
+    }
+}
