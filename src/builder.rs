@@ -333,7 +333,9 @@ impl<C: Clock> Builder<C> {
                     )?;
                     return Err(ConfigError::new(
                         "minimum_calls",
-                        "applies to the failure-rate rule, and only consecutive_failures is set",
+                        format!(
+                            "applies to the failure-rate rule, and only consecutive_failures is set, got {calls}"
+                        ),
                     ));
                 }
             }

@@ -637,6 +637,19 @@ fn bad_configurations_name_the_field() {
     }
 }
 
+/// `ConfigError::reason` promises the value given, also for `minimum_calls` without a rate
+/// rule to apply to.
+#[test]
+fn minimum_calls_without_a_rate_rule_is_refused_with_the_value_given() {
+    let err = Breaker::builder()
+        .consecutive_failures(5)
+        .minimum_calls(3)
+        .build()
+        .unwrap_err();
+    assert_eq!(err.field(), "minimum_calls");
+    assert!(err.reason().ends_with("got 3"), "{err}");
+}
+
 #[test]
 fn a_listener_that_panics_on_half_opening_does_not_keep_the_probe_place() {
     let clock = ManualClock::new();
