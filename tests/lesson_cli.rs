@@ -276,6 +276,27 @@ fn values_with_line_breaks_are_escaped_so_that_the_error_stays_one_line() {
     assert_eq!(cli::one_line("--plot `a\r\tb`"), "--plot `a\\r\\tb`");
 }
 
+/// U+2028 and U+2029 are line breaks to many log viewers and editors though not control
+/// characters; the library's own errors escape them, and so must the CLI's one line.
+#[test]
+fn unicode_line_and_paragraph_separators_are_escaped_too() {
+    let message = parse(&[
+        "--mode",
+        "halt",
+        "--rule",
+        "none",
+        "--seed",
+        "1\u{2028}2\u{2029}3",
+    ])
+    .unwrap_err();
+    let shown = cli::one_line(&message);
+    assert!(
+        !shown.contains(['\u{2028}', '\u{2029}']),
+        "{shown:?} breaks the line"
+    );
+    assert!(shown.contains("--seed `1\\u{2028}2\\u{2029}3`"), "{shown}");
+}
+
 #[cfg(unix)]
 #[test]
 fn an_argument_that_is_not_utf8_is_named_by_where_it_stands() {

@@ -585,11 +585,12 @@ pub fn utf8_arguments(args: Vec<OsString>) -> Result<Vec<String>, String> {
 }
 
 /// `message` with its control characters escaped (a value given with a line break), so that
-/// an error stays on one line.
+/// an error stays on one line. Whitespace other than the space is escaped too: U+2028 and
+/// U+2029 are not control characters, but log viewers and editors break lines at them.
 pub fn one_line(message: &str) -> String {
     let mut line = String::with_capacity(message.len());
     for c in message.chars() {
-        if c.is_control() {
+        if c.is_control() || (c.is_whitespace() && c != ' ') {
             line.extend(c.escape_default());
         } else {
             line.push(c);
