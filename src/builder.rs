@@ -308,7 +308,9 @@ impl<C: Clock> Builder<C> {
     ///
     /// # Errors
     ///
-    /// [`ConfigError`] if `minimum_calls` was set while only `consecutive_failures` is.
+    /// [`ConfigError`] if `minimum_calls` was set while only `consecutive_failures` is, naming
+    /// `consecutive_failures` instead when that run is itself out of range (as
+    /// [`build`](Builder::build) would).
     pub fn to_config(&self) -> Result<Config, ConfigError> {
         let mut config = self.config;
         if let Some(calls) = self.minimum_calls {
