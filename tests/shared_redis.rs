@@ -359,6 +359,32 @@ fn windows_are_kept_one_per_instance_and_read_back() {
     assert!(error.to_string().contains("windows_key_prefix"), "{error}");
 }
 
+/// A refused connect holds off the next for the timeout: the commands in between fail at
+/// once with the error that broke it, instead of each trying (and, against a silent address,
+/// each waiting out the timeout). After the timeout, the store tries again.
+#[test]
+fn after_a_failed_connect_the_store_waits_a_timeout_before_the_next() {
+    let address = {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().to_string()
+    }; // closed: connecting is refused
+    let mut store = RedisStore::new(&address).timeout(Duration::from_secs(2));
+    let first = store.ping().unwrap_err().to_string();
+    assert!(!first.contains("not connecting again"), "{first}");
+    let held = store.opening("db").unwrap_err().to_string();
+    assert!(held.contains("not connecting again"), "{held}");
+    assert!(held.contains(&first), "it repeats the cause: {held}");
+
+    let mut quick = RedisStore::new(&address).timeout(Duration::from_millis(50));
+    let _ = quick.ping().unwrap_err();
+    std::thread::sleep(Duration::from_millis(100));
+    let again = quick.ping().unwrap_err().to_string();
+    assert!(
+        !again.contains("not connecting again"),
+        "tried again: {again}"
+    );
+}
+
 #[test]
 fn a_zero_timeout_is_an_error_that_names_it() {
     let Some(server) = start_server(&[]) else {
@@ -375,6 +401,9 @@ fn a_password_is_sent_and_a_wrong_one_is_an_error() {
         return;
     };
     let mut without = RedisStore::new(&server.address);
+    let err = without.opening("db").unwrap_err();
+    assert!(err.to_string().contains("NOAUTH"), "{err}");
+    // An error reply holds nothing off: the next command asks the server again.
     let err = without.opening("db").unwrap_err();
     assert!(err.to_string().contains("NOAUTH"), "{err}");
     let mut wrong = RedisStore::new(&server.address).password("nope");

@@ -112,8 +112,12 @@ const LONGEST_REPLY: usize = 64 * 1024;
 /// after it was published (on the wall clock of the instance publishing the latest). Up to 512
 /// instances per name publishing within a day.
 ///
-/// Connects on first use and again after any error. Plain TCP with an optional password: no
-/// TLS, no cluster, no sentinel.
+/// Connects on first use and again after any error. After one of the socket's own (a refused
+/// or timed-out connect, a reply that did not come within the timeout, a reset), it connects
+/// again no sooner than the [`timeout`](RedisStore::timeout) later, and commands in between
+/// fail at once: a server that is down or silent costs a poll one timeout, not one for each
+/// command of each name. Plain TCP with an optional password: no TLS, no cluster, no
+/// sentinel.
 ///
 /// # Examples
 ///
@@ -138,6 +142,9 @@ pub struct RedisStore {
     windows_prefix: String,
     timeout: Duration,
     connection: Option<Connection>,
+    /// After an error of the socket's: when connecting may be tried again, and that error,
+    /// to repeat until then.
+    broken: Option<(Instant, String)>,
 }
 
 struct Connection {
@@ -193,6 +200,7 @@ impl RedisStore {
             windows_prefix: "hotbreaker:windows:".to_owned(),
             timeout: Duration::from_secs(1),
             connection: None,
+            broken: None,
         }
     }
 
@@ -325,17 +333,49 @@ impl RedisStore {
     }
 
     /// Sends one command and reads its reply, connecting first if needed; any error drops
-    /// the connection, so that the next command starts from a clean one.
+    /// the connection, so that the next command starts from a clean one, and an error of the
+    /// socket's holds off the next connect for the timeout.
     fn command(&mut self, args: &[&[u8]]) -> Result<Reply, StoreError> {
         if self.connection.is_none() {
-            self.connection = Some(self.connect()?);
+            if let Some((retry_at, error)) = &self.broken {
+                if Instant::now() < *retry_at {
+                    return Err(StoreError::new(format!(
+                        "redis {}: not connecting again within the timeout ({:?}) of the last \
+                         error: {error}",
+                        self.address, self.timeout
+                    )));
+                }
+            }
+            match self.connect() {
+                Ok(connection) => self.connection = Some(connection),
+                Err(error) => return Err(self.hold_off(error)),
+            }
         }
         let connection = self.connection.as_mut().expect("connected above");
         let result = round_trip(connection, args);
-        if result.is_err() {
-            self.connection = None;
+        match result {
+            Err(error) => {
+                self.connection = None;
+                Err(self.hold_off(error))
+            }
+            Ok(reply) => {
+                self.broken = None;
+                Ok(reply)
+            }
         }
-        result
+    }
+
+    /// Notes `error` if the socket raised it, so that no connect is tried for a timeout. An
+    /// error reply, or a reply that is no RESP, came quickly: connecting again at once costs
+    /// little, and may find the server well.
+    fn hold_off(&mut self, error: StoreError) -> StoreError {
+        let of_the_socket =
+            std::error::Error::source(&error).is_some_and(|source| source.is::<io::Error>());
+        self.broken = of_the_socket
+            .then(|| Instant::now().checked_add(self.timeout))
+            .flatten()
+            .map(|retry_at| (retry_at, error.to_string()));
+        error
     }
 
     fn connect(&self) -> Result<Connection, StoreError> {
