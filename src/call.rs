@@ -42,11 +42,14 @@ impl<E: fmt::Display> fmt::Display for CallError<E> {
     }
 }
 
+// Transparent, as `Display` is: the message is already the rejection's or the call's own, so
+// naming that same error as the source would print it twice in every report that walks the
+// chain ("connection refused: connection refused"). The chain goes on from the call's error.
 impl<E: Error + 'static> Error for CallError<E> {
     fn source(&self) -> Option<&(dyn Error + 'static)> {
         match self {
-            CallError::Rejected(rejected) => Some(rejected),
-            CallError::Failed(error) => Some(error),
+            CallError::Rejected(_) => None,
+            CallError::Failed(error) => error.source(),
         }
     }
 }
@@ -176,5 +179,52 @@ impl<C: Clock> Breaker<C> {
         fallback: impl FnOnce(CallError<E>) -> T,
     ) -> T {
         self.call(f).unwrap_or_else(fallback)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::State;
+
+    /// The messages an error reporter prints: the error, then each source in turn.
+    fn report(error: &dyn Error) -> Vec<String> {
+        let mut lines = vec![error.to_string()];
+        let mut source = error.source();
+        while let Some(next) = source {
+            lines.push(next.to_string());
+            source = next.source();
+        }
+        lines
+    }
+
+    /// An error with a cause of its own, as a client's error wraps the I/O error under it.
+    #[derive(Debug)]
+    struct Outer(std::io::Error);
+
+    impl fmt::Display for Outer {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("request failed")
+        }
+    }
+
+    impl Error for Outer {
+        fn source(&self) -> Option<&(dyn Error + 'static)> {
+            Some(&self.0)
+        }
+    }
+
+    #[test]
+    fn a_report_names_each_error_of_the_chain_once() {
+        let failed: CallError<Outer> =
+            CallError::Failed(Outer(std::io::ErrorKind::ConnectionRefused.into()));
+        assert_eq!(
+            report(&failed),
+            ["request failed", "connection refused"],
+            "the call's own chain, each message once"
+        );
+        let rejected: CallError<Outer> =
+            CallError::Rejected(Rejected::new(State::ForcedOpen, None));
+        assert_eq!(report(&rejected), ["circuit breaker is forced open"]);
     }
 }
