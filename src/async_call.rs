@@ -23,8 +23,10 @@ impl<C: Clock> Breaker<C> {
     /// (`breaker.call_async(async { tokio::time::timeout(d, fetch()).await? })`): then a
     /// dependency that hangs fails the call and trips the breaker. A timeout around the
     /// returned future only cancels it, which counts as nothing. With a
-    /// [`slow_call`](crate::Builder::slow_call) limit, a call still out past the limit counts
-    /// as a failure by then anyway, whether it is cancelled later or not.
+    /// [`slow_call`](crate::Builder::slow_call) limit, a call still out past the limit is
+    /// judged a failure (a hung call) by the first call admitted after that, and stays one
+    /// if it is cancelled later; cancelled before any call came, it counts as nothing like
+    /// any other cancelled call, however long it was out.
     ///
     /// # Errors
     ///

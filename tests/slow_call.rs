@@ -1,7 +1,9 @@
 //! The slow-call rule: a success recorded longer than `slow_call` after its permit was issued
 //! counts as a failure, through every way of calling, and the rule can be switched on and off.
 
+use std::future::Future;
 use std::sync::Arc;
+use std::task::Context;
 use std::time::Duration;
 
 use hotbreaker::{Breaker, Config, ConfigError, ManualClock, State};
@@ -243,6 +245,44 @@ fn a_slow_success_is_counted_whole_before_the_opening_it_makes_is_announced() {
     assert_eq!(
         (metrics.failures, metrics.slow_calls),
         (1, 1),
+        "{metrics:?}"
+    );
+}
+
+/// Polls `breaker.call_async` over a call that never ends once, so that its permit is out.
+fn hanging_async_call(
+    breaker: &Breaker<ManualClock>,
+) -> std::pin::Pin<Box<impl Future<Output = Result<(), hotbreaker::CallError<()>>> + '_>> {
+    let mut call = Box::pin(breaker.call_async(std::future::pending::<Result<(), ()>>()));
+    let mut cx = Context::from_waker(std::task::Waker::noop());
+    assert!(call.as_mut().poll(&mut cx).is_pending());
+    call
+}
+
+#[test]
+fn an_async_call_cancelled_past_the_limit_is_a_failure_only_once_a_later_call_judged_it() {
+    let (breaker, clock) = breaker();
+    // Cancelled (a timeout around the future) long after the limit, with no call in between:
+    // nothing judged it while it was out, and a cancellation is no verdict.
+    let call = hanging_async_call(&breaker);
+    clock.advance(LIMIT * 10);
+    drop(call);
+    let metrics = breaker.metrics();
+    assert_eq!(
+        (metrics.released, metrics.failures, metrics.hung_calls),
+        (1, 0, 0),
+        "{metrics:?}"
+    );
+    // A call admitted while it is out past the limit judges it hung: cancelled after that,
+    // it stays a failure and is not released as well.
+    let call = hanging_async_call(&breaker);
+    clock.advance(LIMIT * 2);
+    breaker.try_acquire().unwrap().success();
+    drop(call);
+    let metrics = breaker.metrics();
+    assert_eq!(
+        (metrics.released, metrics.failures, metrics.hung_calls),
+        (1, 1, 1),
         "{metrics:?}"
     );
 }
