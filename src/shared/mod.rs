@@ -270,11 +270,22 @@ impl fmt::Display for StoreError {
     }
 }
 
+// The cause's message is already in `Display` (most callers print an error with `{}` alone),
+// so the chain goes on from the cause's own source: naming the cause again would print it twice
+// in every report that walks the chain.
 impl Error for StoreError {
     fn source(&self) -> Option<&(dyn Error + 'static)> {
+        self.source.as_deref().and_then(Error::source)
+    }
+}
+
+impl StoreError {
+    /// Whether the error came from the operating system (a socket's, a file's), as against
+    /// a reply or a value the store did not accept.
+    pub(crate) fn is_io(&self) -> bool {
         self.source
             .as_deref()
-            .map(|source| source as &(dyn Error + 'static))
+            .is_some_and(|source| source.is::<std::io::Error>())
     }
 }
 
@@ -290,4 +301,19 @@ pub(crate) fn unix_millis(time: SystemTime) -> u64 {
 /// The [`SystemTime`] `millis` after the Unix epoch.
 pub(crate) fn from_unix_millis(millis: u64) -> SystemTime {
     SystemTime::UNIX_EPOCH + std::time::Duration::from_millis(millis)
+}
+
+#[cfg(test)]
+mod store_error_tests {
+    use super::*;
+
+    #[test]
+    fn a_report_names_the_cause_once() {
+        let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+        let error = StoreError::with_source("redis 127.0.0.1:1", refused);
+        assert_eq!(error.to_string(), "redis 127.0.0.1:1: connection refused");
+        assert!(error.source().is_none(), "its message is the whole chain");
+        assert!(error.is_io());
+        assert!(!StoreError::new("redis: ERR").is_io());
+    }
 }

@@ -369,8 +369,7 @@ impl RedisStore {
     /// error reply, or a reply that is no RESP, came quickly: connecting again at once costs
     /// little, and may find the server well.
     fn hold_off(&mut self, error: StoreError) -> StoreError {
-        let of_the_socket =
-            std::error::Error::source(&error).is_some_and(|source| source.is::<io::Error>());
+        let of_the_socket = error.is_io();
         self.broken = of_the_socket
             .then(|| Instant::now().checked_add(self.timeout))
             .flatten()
