@@ -282,6 +282,7 @@ impl Error for StoreError {
 impl StoreError {
     /// Whether the error came from the operating system (a socket's, a file's), as against
     /// a reply or a value the store did not accept.
+    #[cfg_attr(not(feature = "redis"), allow(dead_code))]
     pub(crate) fn is_io(&self) -> bool {
         self.source
             .as_deref()
