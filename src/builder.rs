@@ -286,6 +286,13 @@ impl<C: Clock> Builder<C> {
     /// made in, on the same thread. Transitions made at nearly the same time by different
     /// threads may reach listeners out of order; each carries its
     /// [`generation`](Transition::generation) to put them back in order.
+    ///
+    /// # Panics
+    ///
+    /// A panic in `listener` reaches the caller whose call made the transition, unless that
+    /// caller is already unwinding (a panic in the guarded call dropped its permit, and the
+    /// failure tripped the breaker): then it is caught, as a second panic would abort the
+    /// process, and the other listeners are still told.
     pub fn on_transition<F>(mut self, listener: F) -> Self
     where
         F: Fn(&Transition) + Send + Sync + 'static,

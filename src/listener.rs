@@ -101,7 +101,16 @@ thread_local_cell! {
 pub(crate) fn tell(listeners: &[Listener], breaker: usize, transition: &Transition) {
     let tell_now = |transition: &Transition| {
         for listener in listeners {
-            listener(transition);
+            if std::thread::panicking() {
+                // A panic in the call dropped its permit, and the failure made this transition:
+                // a listener panicking now would be a panic during a panic, which aborts the
+                // process. The panic hook has reported it; the unwinding goes on.
+                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    listener(transition);
+                }));
+            } else {
+                listener(transition);
+            }
         }
     };
     let Ok(telling) = TELLING.try_with(Cell::get) else {
