@@ -250,6 +250,11 @@ fn set_state(name: &str, current: State) {
 /// It runs on the thread that made the transition, once per transition, never on an ordinary
 /// call. Transitions made at nearly the same time may reach it out of order, and [`STATE`] may
 /// then show the older one until the next [`export`] sets it from the breaker.
+///
+/// Unlike the breaker's own paths, it allocates: each transition looks its counter up through
+/// the `metrics` facade, which builds the labelled key, and the installed recorder may lock to
+/// find it. Transitions are rare, and looking up at each one keeps counting when the recorder
+/// is installed after the breaker was built.
 pub fn count_transitions(name: impl Into<String>) -> impl Fn(&Transition) + Send + Sync + 'static {
     let name: String = name.into();
     move |transition: &Transition| {
