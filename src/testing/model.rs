@@ -404,19 +404,35 @@ impl ReferenceModel {
     /// Opens for the configured period: a trip, or a failed probe round (from half-open),
     /// which backs the period off one more step if the back-off is on.
     fn open(&mut self, now_nanos: u64) {
-        let backoff = self
-            .config
-            .open_backoff
-            .map(|(multiplier, max)| crate::OpenBackoffConfig { multiplier, max });
         let after_failed_round = matches!(self.phase, Phase::HalfOpen { .. });
-        let reopenings = if after_failed_round && backoff.is_some() {
+        let reopenings = if after_failed_round && self.config.open_backoff.is_some() {
             self.reopenings.saturating_add(1)
         } else {
             0
         };
-        let period = crate::config::backed_off(self.config.open_duration, backoff, reopenings);
+        let period = self.backed_off(reopenings);
         self.open_until(now_nanos.saturating_add(crate::clock::saturating_nanos(period)));
         self.reopenings = reopenings;
+    }
+
+    /// The open period after `reopenings` failed rounds in a row, from the documented rule:
+    /// the open duration times the multiplier to that power, at least the open duration and
+    /// at most the longest. Written here, not taken from the breaker's `config::backed_off`,
+    /// so that a fault in that function makes the two disagree.
+    fn backed_off(&self, reopenings: u32) -> Duration {
+        let base = self.config.open_duration;
+        let Some((multiplier, max)) = self.config.open_backoff else {
+            return base;
+        };
+        if reopenings == 0 {
+            return base;
+        }
+        let power = multiplier.powi(i32::try_from(reopenings).unwrap_or(i32::MAX));
+        let seconds = base.as_secs_f64() * power;
+        if !seconds.is_finite() || seconds >= max.as_secs_f64() {
+            return max;
+        }
+        Duration::from_secs_f64(seconds).clamp(base, max)
     }
 
     fn open_until(&mut self, until: u64) {
