@@ -69,7 +69,6 @@ fn an_opening_reaches_the_other_instances_once() {
     trip(&a);
     let report = follow_a.poll();
     assert_eq!((report.published, report.opened), (1, 0), "{report:?}");
-    let before = SystemTime::now();
     let report = follow_b.poll();
     assert_eq!((report.published, report.opened), (0, 1), "{report:?}");
     assert_eq!(follow_c.poll().opened, 1);
@@ -99,7 +98,6 @@ fn an_opening_reaches_the_other_instances_once() {
         assert_eq!((report.published, report.opened), (0, 0), "{report:?}");
     }
     assert_eq!(b.breaker.metrics().openings, 1);
-    assert!(SystemTime::now() >= before);
 }
 
 #[test]
