@@ -432,7 +432,7 @@ impl ReferenceModel {
         if !seconds.is_finite() || seconds >= max.as_secs_f64() {
             return max;
         }
-        Duration::from_secs_f64(seconds).clamp(base, max)
+        Duration::from_secs_f64(seconds).max(base).min(max)
     }
 
     fn open_until(&mut self, until: u64) {
