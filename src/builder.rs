@@ -366,6 +366,8 @@ impl<C: Clock> Builder<C> {
     /// [`MAX_WINDOW`](crate::MAX_WINDOW), a slow-call limit or probe timeout of zero, or an open
     /// back-off whose multiplier is under 1 (or not a finite number) or whose longest period is
     /// shorter than the open duration or above [`MAX_OPEN_DURATION`](crate::MAX_OPEN_DURATION).
+    /// Also `minimum_calls` set while only `consecutive_failures` is (see
+    /// [`to_config`](Builder::to_config)).
     pub fn build(self) -> Result<Breaker<C>, ConfigError>
     where
         C: Default,
