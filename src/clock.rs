@@ -37,8 +37,8 @@ pub trait Clock: Send + Sync + 'static {
 
 /// The default clock: the CPU's time-stamp counter through [`quanta`], scaled to nanoseconds.
 ///
-/// One reading costs a `rdtsc` and a multiply (about 10 ns on the machines this crate is
-/// measured on, against about 25 ns for [`std::time::Instant::now`]).
+/// One reading costs a `rdtsc` and a multiply (about 12.5 ns on the machine
+/// `benches/PERFORMANCE.md` describes, against about 32 ns for [`std::time::Instant::now`]).
 #[derive(Clone)]
 pub struct QuantaClock {
     clock: quanta::Clock,
