@@ -11,7 +11,7 @@
 //!
 //! 48 bits of microseconds hold about nine years of the breaker's time, which it counts from
 //! its clock's reading when it was built (whatever that clock's epoch). The tag is the generation's low 16
-//! bits: it tells one generation's time from the last few thousand generations', and the
+//! bits: it tells one generation's time from those of the 65,535 generations before it, and the
 //! modules that keep such a word never decide which generation is newer from it.
 
 const MICROS_BITS: u32 = 48;
