@@ -72,6 +72,45 @@ fn a_caller_racing_a_trip_never_probes_early() {
     });
 }
 
+/// A tripper stalls between reading the closed state and publishing its deadline, while the
+/// other thread opens the breaker from outside, waits out that period, and fails the probe
+/// (or the tripper's call, made after the period, is the probe and fails): an opening two
+/// generations later, with a deadline of its own.
+///
+/// Checks that the breaker ends open with that last period intact (a call is rejected with
+/// all of `OPEN` left).
+///
+/// Catches: a deadline publish whose load of the deadline word, or the reload of its failed
+/// compare-and-swap, is not `Acquire` (each tried): the stale tripper reads the later
+/// generation's deadline, then an old state word that still says closed in generation 0, and
+/// writes its own deadline over it; its swap then fails, and the open breaker has no deadline
+/// of its generation, so the next call probes at once.
+#[test]
+fn a_stalled_tripper_leaves_a_later_deadline_alone() {
+    check_each_order(2, 2, |order| {
+        let (breaker, clock) = small(|b| b.consecutive_failures(1));
+        let tripper: Role<()> = {
+            let breaker = breaker.clone();
+            Box::new(move || {
+                make(&breaker, F);
+            })
+        };
+        let reopener: Role<()> = {
+            let (breaker, clock) = (breaker.clone(), clock.clone());
+            Box::new(move || {
+                breaker.open_for(common::OPEN).expect("a valid period");
+                clock.advance(common::OPEN);
+                // Rejected only while the tripper's call, made after the period, probes.
+                let _ = breaker.try_acquire().map(|probe| probe.failure());
+            })
+        };
+        spawn_in(order, vec![tripper, reopener]);
+        let rejected = breaker.try_acquire().expect_err("open");
+        assert_eq!(rejected.state(), State::Open);
+        assert_eq!(rejected.retry_after(), Some(common::OPEN));
+    });
+}
+
 /// A failing caller and a reset, as two roles: the caller returns its permit's generation.
 fn fail_and_reset(
     order: &[usize],
