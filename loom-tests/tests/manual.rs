@@ -17,8 +17,10 @@ use hotbreaker::{Breaker, ManualClock, State, Trigger};
 /// window holds the failure exactly when its permit belongs to the final closed generation.
 ///
 /// Catches: a manual transition that is not a compare-and-swap (two transitions from the same
-/// state, a broken chain), a reset that does not clear the window (the old failure stays in
-/// view), and a failure from before a manual transition counted after it.
+/// state, a broken chain), a reset that does not empty the window before its swap (the old
+/// failure stays in view), and a failure from before a manual transition counted after it.
+/// (A reset that skips `Window::begin` alone is no bug: the window's tag and `word_for` set
+/// it aside anyway.)
 #[test]
 fn force_open_and_reset_race_a_failure() {
     check_each_order(2, 3, |order| {
