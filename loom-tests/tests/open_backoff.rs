@@ -153,3 +153,49 @@ fn an_opening_from_outside_ends_the_streak() {
         );
     });
 }
+
+/// A prober stalls between reading the half-open state and publishing its round's count,
+/// while the other thread, a probe of the same round, fails first, waits out that opening,
+/// and fails the next round too: a count two generations later than the stalled prober's.
+///
+/// Thread A takes a probe and fails it. Thread B takes a probe, fails it, moves the clock past
+/// the longest first-round period (2 x `OPEN`), probes and fails. Then the clock moves past
+/// any period and a probe fails. (Either thread may find the breaker open and be rejected;
+/// A may probe in B's second round instead.)
+///
+/// Checks that the openings that failed probes made back off one round further each (2, 4,
+/// 8 x `OPEN`, as far as there were rounds).
+///
+/// Catches: a count publish whose load of the count word, or the reload of its failed
+/// compare-and-swap, is not `Acquire` (each tried): the stalled prober reads B's count for
+/// the second round's opening, then an old state word that still says half-open in the
+/// first round, and writes its first-round count over it; its swap then fails, and the last
+/// round finds no count of the round before it and backs off from the start (2 x `OPEN`).
+#[test]
+fn a_stalled_prober_leaves_a_later_count_alone() {
+    check_each_order(2, 2, |order| {
+        let events = Events::default();
+        let (breaker, clock) = backing_off(&events, 2);
+        breaker.try_acquire().expect("closed").failure();
+        clock.advance(OPEN);
+
+        let twice: Role<bool> = {
+            let (breaker, clock) = (breaker.clone(), clock.clone());
+            Box::new(move || {
+                let first = failing_prober(&breaker, &clock, Duration::ZERO)();
+                failing_prober(&breaker, &clock, OPEN * 2)() || first
+            })
+        };
+        let roles = vec![failing_prober(&breaker, &clock, Duration::ZERO), twice];
+        spawn_in(order, roles);
+
+        clock.advance(OPEN * 8);
+        breaker.try_acquire().expect("a probe").failure();
+        let opened = probe_openings(events.take());
+        let expected = [OPEN * 2, OPEN * 4, OPEN * 8];
+        assert!(
+            opened.len() <= expected.len() && opened == expected[..opened.len()],
+            "one round further each: {opened:?}"
+        );
+    });
+}
