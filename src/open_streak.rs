@@ -6,19 +6,20 @@
 //! other opening writes nothing and leaves the bit clear, so the trip path, which the
 //! window's failures take, does no more work than without a back-off.
 //!
-//! The word is written as the open deadline is (`open_deadline.rs`), and for the same reason:
-//! *before* the compare-and-swap that opens generation `g`, by a thread that saw the state it
-//! is about to leave still current, read after it loaded this word, and only with a
-//! compare-and-swap from the value it loaded. A count for a generation is never rewritten
-//! with another (unlike the deadline, no winner rewrites it: every writer for a generation
-//! leaves the same half-open generation, a failed probe or the probe timeout's reopening, and
-//! they all count alike, see below), so a writer that finds its own count already there
-//! writes nothing. A prober failing in the half-open generation `h` reads this word after
-//! acquiring a state word that says `HalfOpen` in `h`. The half-open transition read `h - 1`'s open
-//! word with a read-modify-write, so the opener's release CAS happens before that load, and
-//! with it the count written before it. Written after the CAS instead, a stalled opener's
-//! count could be missing when the next round fails, which would then back off from the
-//! start (the loom model `a_failed_round_backs_off_from_the_round_before`).
+//! The word is written as the open deadline is (`open_deadline.rs`), and for the same
+//! reason: *before* the compare-and-swap that opens generation `g`, by a thread that saw
+//! the state it is about to leave still current, read after it loaded this word, and only
+//! with a compare-and-swap from the value it loaded. A count for a generation is never
+//! rewritten with another (unlike the deadline, no winner rewrites it: every writer for a
+//! generation leaves the same half-open generation, a failed probe or the probe timeout's
+//! reopening, and they all count alike, see below), so a writer that finds its own count
+//! already there writes nothing. A prober failing in the half-open generation `h` reads
+//! this word after acquiring a state word that says `HalfOpen` in `h`. The half-open
+//! transition read `h - 1`'s open word with a read-modify-write, so the opener's release
+//! CAS happens before that load, and with it the count written before it: the state word
+//! orders the read, not this one. Written after the CAS instead, a stalled opener's count
+//! could be missing when the next round fails, which would then back off from the start
+//! (the loom model `a_failed_round_backs_off_from_the_round_before`).
 //!
 //! What the prober in `h` reads (`rounds_ending_in`):
 //!
@@ -35,14 +36,16 @@
 //! - with the bit set, a count for `h - 1`: this round is one more.
 //!
 //! With the bit set, the opener of `h - 1` wrote its count before its compare-and-swap, so
-//! the prober sees that count or one written after it. After it, only the transitions out of
-//! `h` write (for `h + 1`): a writer checks, after loading the word, that the half-open
+//! the prober sees that count or one written after it. After it, only the transitions out
+//! of `h` write (for `h + 1`): a writer checks, after loading the word, that the half-open
 //! generation it leaves is current, so one leaving an older one fails its compare-and-swap
-//! (the word moved) and then its check; one leaving `h - 2` finds its count there and writes
-//! nothing. So a count of `2^32` transitions ago is never read with the bit set, and every
-//! failure in `h` reaches the same count. A writer that finds a different count for its
-//! generation has found such an old one, and writes over it. Only counts of 1 or more are
-//! written, so a count of 0, the initial word, is no count for anyone.
+//! (the word moved) and then its check, which sees the generation that the count's writer
+//! saw, or a later one (its load of this word acquires that writer's swap); one leaving
+//! `h - 2` finds its count there and writes nothing. So a count of `2^32` transitions ago is
+//! never read with the bit set, and every failure in `h` reaches the same count. A writer
+//! that finds a different count for its generation has found such an old one, and writes
+//! over it. Only counts of 1 or more are written, so a count of 0, the initial word, is no
+//! count for anyone.
 //!
 //! [`Breaker::open_for`]: crate::Breaker::open_for
 
@@ -74,12 +77,16 @@ impl OpenStreak {
     pub(crate) fn publish(&self, generation: u32, count: u32, still_possible: impl Fn() -> bool) {
         debug_assert!(count > 0, "a count of 0 is what no count means");
         let new = pack(generation, count);
-        // Acquire on the load pairs with the Release of a competing publish; the state is read
-        // after it, every time (see the module documentation).
+        // Acquire: pairs with the Release of the publish that wrote the value loaded, whose
+        // writer saw the generation it leaves current before writing; `still_possible`, read
+        // after this, sees that generation or a later one. So a writer stalled in an older
+        // generation that finds a newer count here writes nothing (the loom model
+        // `a_stalled_prober_leaves_a_later_count_alone`).
         let mut current = self.word.load(Ordering::Acquire);
         while current != new && still_possible() {
-            // Release: a prober that acquires a state word after the CAS this publish
-            // precedes sees this count.
+            // Release: for a later publish's Acquire (load or failed swap), as above. Acquire
+            // on failure: as the load's. What makes a prober see this count is not this swap
+            // but the state's, after this publish (see the module documentation).
             match self
                 .word
                 .compare_exchange_weak(current, new, Ordering::AcqRel, Ordering::Acquire)
@@ -99,9 +106,12 @@ impl OpenStreak {
         if !after_failed_round {
             return 1;
         }
-        // Acquire: pairs with the Release of the publish that wrote the count (see the module
-        // documentation for why that count, or a later one, is the one seen).
-        let word = self.word.load(Ordering::Acquire);
+        // Relaxed: the state word orders this read. The caller acquired a state word saying
+        // `HalfOpen` in `half_open` with the bit set, which comes after the opener of
+        // `half_open - 1`'s release swap (the half-open transition's swap read it), and that
+        // opener wrote its count before its swap. So that count happens before this load,
+        // which sees it or a later one (coherence); nothing but the value is read.
+        let word = self.word.load(Ordering::Relaxed);
         let (generation, count) = ((word >> 32) as u32, word as u32);
         if count == 0 {
             // The initial word: no count. Through the breaker this is not reached (with the bit
