@@ -167,10 +167,11 @@ fn an_opening_from_outside_ends_the_streak() {
 /// 8 x `OPEN`, as far as there were rounds).
 ///
 /// Catches: a count publish whose load of the count word, or the reload of its failed
-/// compare-and-swap, is not `Acquire` (each tried): the stalled prober reads B's count for
-/// the second round's opening, then an old state word that still says half-open in the
-/// first round, and writes its first-round count over it; its swap then fails, and the last
-/// round finds no count of the round before it and backs off from the start (2 x `OPEN`).
+/// compare-and-swap, is not `Acquire`, or whose swap is not `Release` (each tried): the
+/// stalled prober reads B's count for the second round's opening, then an old state word
+/// that still says half-open in the first round, and writes its first-round count over it;
+/// its swap then fails, and the last round finds no count of the round before it and backs
+/// off from the start (2 x `OPEN`).
 #[test]
 fn a_stalled_prober_leaves_a_later_count_alone() {
     check_each_order(2, 2, |order| {
