@@ -50,12 +50,15 @@ impl OpenDeadline {
     ) {
         // Rounded up: the period may end up to a microsecond late, never early.
         let new = tagged(generation, deadline_nanos);
-        // Acquire on the load pairs with the Release of a competing publish; the state is read
-        // after it, every time (see the module documentation).
+        // Acquire: pairs with the Release of the publish that wrote the value loaded, so
+        // `still_possible`, read after it, sees at least the state that writer saw; a writer
+        // stalled in an older generation then writes nothing (the loom model
+        // `a_stalled_tripper_leaves_a_later_deadline_alone`).
         let mut current = self.word.load(Ordering::Acquire);
         while !belongs_to(current, generation) && still_possible() {
-            // Release: a reader that acquires the state word published after this (by the CAS
-            // this publish precedes) sees this deadline.
+            // Release: for a later publish's Acquire (load or failed swap), as above. A reader
+            // of the deadline is ordered after it by the state word instead: it acquires the
+            // state that the swap this publish precedes wrote.
             match self
                 .word
                 .compare_exchange_weak(current, new, Ordering::AcqRel, Ordering::Acquire)
