@@ -26,8 +26,9 @@ type SecondProbe = Option<u32>;
 /// Catches: a reopening whose compare-and-swap is from a word that looks the same after a
 /// probe ended and another was admitted (no seal on the newest-probe word, which alone now
 /// covers this, and no admission count in the state word either: B read the first probe out
-/// and overdue, A ended it and was admitted again, and B's swap still succeeded); and an admission that records its time after its swap rather than before (B
-/// saw the second probe counted out, read the first one's time, and reopened).
+/// and overdue, A ended it and was admitted again, and B's swap still succeeded); and an
+/// admission that records its time after its swap rather than before (B saw the second probe
+/// counted out, read the first one's time, and reopened).
 #[test]
 fn a_young_probe_is_never_given_up_on() {
     check_each_order(2, 2, |order| {
