@@ -582,6 +582,41 @@ fn polling_on_a_thread_applies_openings_and_stops_when_dropped() {
     drop(polling);
 }
 
+/// A store with a bug: it panics on its first read.
+struct Panicking;
+
+impl OpeningStore for Panicking {
+    fn publish(&mut self, _: &str, _: Opening) -> Result<(), StoreError> {
+        Ok(())
+    }
+    fn opening(&mut self, _: &str) -> Result<Option<Opening>, StoreError> {
+        panic!("a store with a bug (this panic is the test's)")
+    }
+}
+
+#[test]
+fn a_polling_thread_ended_by_a_panicking_store_says_so() {
+    let healthy = SharedOpenings::new(MemoryStore::new())
+        .follow("db", instance().breaker)
+        .spawn_polling(Duration::from_millis(1), |_, _| {})
+        .unwrap();
+    let broken = SharedOpenings::new(Panicking)
+        .follow("db", instance().breaker)
+        .spawn_polling(Duration::from_millis(1), |_, _| {})
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while broken.is_running() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the thread never ended"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert!(healthy.is_running(), "a store that does not panic polls on");
+    drop(broken); // the panic is not re-raised here
+    drop(healthy);
+}
+
 #[test]
 fn a_new_failure_after_a_recovery_is_not_taken_for_the_old_one() {
     let open = Duration::from_millis(200);

@@ -690,9 +690,42 @@ impl<S: OpeningStore + 'static> SharedOpenings<S> {
 
 /// The polling thread of [`SharedOpenings::spawn_polling`]; dropping it stops the thread and
 /// waits for its poll in progress to end.
+///
+/// The thread ends by itself only if the store or `on_error` panics. The panic is printed
+/// where it happened and is not caught: a store that panicked halfway through a command may
+/// have left its connection or its data half changed, and polling on with it could share
+/// wrong openings. The breakers go on judging their own calls; what they no longer do is
+/// follow the others. [`is_running`](Polling::is_running) tells a health check.
 pub struct Polling {
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
+}
+
+impl Polling {
+    /// Whether the polling thread still polls: `false` once it has ended, which before the
+    /// `Polling` is dropped means the store or `on_error` panicked.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// use hotbreaker::Breaker;
+    /// use hotbreaker::shared::{MemoryStore, SharedOpenings};
+    ///
+    /// let payments = Arc::new(Breaker::builder().build().unwrap());
+    /// let polling = SharedOpenings::new(MemoryStore::new())
+    ///     .follow("payments", payments)
+    ///     .spawn_polling(Duration::from_millis(200), |_, _| {})?;
+    /// // In a readiness check:
+    /// assert!(polling.is_running(), "shared openings are no longer followed");
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn is_running(&self) -> bool {
+        self.thread
+            .as_ref()
+            .is_some_and(|thread| !thread.is_finished())
+    }
 }
 
 impl Drop for Polling {
