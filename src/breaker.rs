@@ -275,7 +275,8 @@ impl<C: Clock> Breaker<C> {
         }
         let rejected = match word.state() {
             State::ForcedOpen => self.reject(State::ForcedOpen, None),
-            State::HalfOpen => self.reject(State::HalfOpen, Some(Duration::ZERO)),
+            // Half-open too: `Rejected::state`'s `HalfOpen` means every probe place is taken,
+            // which this call, never having asked for one, cannot tell.
             _ => self.reject(State::Open, Some(Duration::ZERO)),
         };
         self.count_rejection(rejected)

@@ -568,3 +568,36 @@ async fn a_shed_call_names_a_state_that_rejects_even_if_the_breaker_closed_meanw
     assert_eq!(rejected.retry_after(), Some(Duration::ZERO), "retry now");
     assert_eq!(breaker.metrics().rejected, 1);
 }
+
+#[tokio::test]
+async fn a_shed_call_on_a_half_open_breaker_with_a_free_probe_place_says_retry_now() {
+    let clock = ManualClock::new();
+    let breaker = Arc::new(
+        Breaker::builder()
+            .consecutive_failures(1)
+            .open_duration(Duration::from_secs(1))
+            .half_open_probes(2)
+            .clock(clock.clone())
+            .build()
+            .unwrap(),
+    );
+    breaker.try_acquire().unwrap().failure();
+    let mut service = BreakerLayer::new(Arc::clone(&breaker)).layer(NeverReady::default());
+    let mut cx = Context::from_waker(std::task::Waker::noop());
+    assert!(
+        service.poll_ready(&mut cx).is_ready(),
+        "open: ready at once"
+    );
+    // The period ends and another caller takes one of the two probe places.
+    clock.advance(Duration::from_secs(1));
+    let first_probe = breaker.try_acquire_owned().unwrap();
+    let rejected = match service.call(200).await {
+        Err(CallError::Rejected(rejected)) => rejected,
+        other => panic!("expected a rejection, got {other:?}"),
+    };
+    // Not "half-open and its probes are out": a place is free, so retry now.
+    assert_eq!(rejected.state(), State::Open, "{rejected}");
+    assert_eq!(rejected.retry_after(), Some(Duration::ZERO), "retry now");
+    assert!(breaker.try_acquire().unwrap().is_probe(), "the free place");
+    drop(first_probe);
+}
