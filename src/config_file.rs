@@ -79,9 +79,47 @@ pub(crate) mod duration {
         }
 
         fn visit_str<E: de::Error>(self, text: &str) -> Result<Duration, E> {
-            humantime::parse_duration(text)
-                .map_err(|error| E::custom(format_args!("{error} in {text:?}")))
+            let parsed = if past_duration_max(text) {
+                Err(humantime::DurationError::NumberOverflow)
+            } else {
+                humantime::parse_duration(text)
+            };
+            parsed.map_err(|error| E::custom(format_args!("{error} in {text:?}")))
         }
+    }
+
+    /// Whether the parts of `text` add up past [`Duration::MAX`]. humantime adds them one by
+    /// one and, where the sum comes to 2^64 s exactly through a carry from the nanoseconds
+    /// (`"18446744073709551615s 1000ms"`), panics in `Duration::new` instead of refusing it.
+    /// Each part (a number, spaces and a fraction allowed, then its unit) is read alone,
+    /// which cannot come near the carry, and the sum is checked here; a part humantime
+    /// would refuse ends the check, and its error is humantime's.
+    fn past_duration_max(text: &str) -> bool {
+        // humantime's unit letters.
+        let is_unit = |c: char| c.is_ascii_alphabetic() || c == 'µ';
+        let mut total = Duration::ZERO;
+        let mut rest = text.trim_start();
+        while let Some(unit_at) =
+            rest.find(|c: char| !(c.is_ascii_digit() || c.is_whitespace() || c == '.'))
+        {
+            let end = rest[unit_at..]
+                .find(|c: char| !is_unit(c))
+                .map_or(rest.len(), |length| unit_at + length);
+            let Ok(part) = humantime::parse_duration(&rest[..end]) else {
+                return false;
+            };
+            let Some(sum) = total.checked_add(part) else {
+                return true;
+            };
+            total = sum;
+            rest = &rest[end..];
+            // A part ends at a space or at the next number; anything else humantime refuses.
+            if !rest.starts_with(|c: char| c.is_whitespace() || c.is_ascii_digit()) {
+                return false;
+            }
+            rest = rest.trim_start();
+        }
+        false
     }
 }
 

@@ -180,6 +180,43 @@ fn a_bad_duration_is_refused() {
 }
 
 #[test]
+fn a_duration_of_2_to_the_64_seconds_or_more_is_refused_not_a_panic() {
+    // humantime 2.4 adds the parts up and, where they come to 2^64 s exactly with a carry
+    // from the nanoseconds, panics in `Duration::new` instead of saying it overflows.
+    for text in [
+        "18446744073709551615s 1000000000ns",
+        "18446744073709551615s 500ms 500ms",
+        "18446744073709551615s 0.5s 0.5s",
+        "18446744073709551614s1s1000ms",
+    ] {
+        for (format, file) in [
+            (Format::Toml, format!("slow_call = \"{text}\"\n")),
+            (Format::Yaml, format!("slow_call: {text}\n")),
+            (Format::Json, format!(r#"{{ "slow_call": "{text}" }}"#)),
+        ] {
+            refused(format, &file, "slow_call", "number is too large");
+        }
+        refused(
+            Format::Toml,
+            &format!("open_duration = \"{text}\"\n"),
+            "open_duration",
+            "number is too large",
+        );
+        let err = hotbreaker::RegistryConfig::from_toml_str(&format!(
+            "[breakers.a]\nprobe_timeout = \"{text}\"\n"
+        ))
+        .unwrap_err();
+        assert_eq!(err.field(), "breakers.a.probe_timeout", "{err}");
+    }
+    // Just below, the same parts still read, to the nanosecond.
+    let config =
+        Config::from_toml_str("slow_call = \"18446744073709551615s 500ms 499999999ns\"").unwrap();
+    assert_eq!(config.slow_call, Some(Duration::MAX));
+    let config = Config::from_toml_str("slow_call = \"1 000s 1m30s 0.5ms\"").unwrap();
+    assert_eq!(config.slow_call, Some(Duration::new(1090, 500_000)));
+}
+
+#[test]
 fn a_slow_call_limit_of_zero_is_refused_after_parsing() {
     for (format, text) in [
         (Format::Toml, "slow_call = \"0s\"\n"),
