@@ -62,4 +62,5 @@ pub use state::State;
 #[doc(hidden)]
 pub mod loom_hooks {
     pub use crate::stripes::give_back_slot;
+    pub use crate::wait::acquire_waiting;
 }

@@ -14,6 +14,38 @@ pub(crate) use loom::sync::Arc;
 #[cfg(loom)]
 pub(crate) use loom::sync::atomic::{AtomicU32, AtomicU64, Ordering, fence};
 
+// The slots where waiting tasks leave their wakers (`wait::async_wait`): with the `tokio`
+// feature outside loom, always under it (the models drive the wait without tokio).
+#[cfg(all(feature = "tokio", not(loom)))]
+pub(crate) use atomic_waker::AtomicWaker;
+#[cfg(loom)]
+pub(crate) use loom::sync::atomic::AtomicU8;
+#[cfg(all(feature = "tokio", not(loom)))]
+pub(crate) use std::sync::atomic::AtomicU8;
+
+/// loom's `AtomicWaker` with `atomic-waker`'s method names.
+#[cfg(loom)]
+pub(crate) struct AtomicWaker(loom::future::AtomicWaker);
+
+#[cfg(loom)]
+impl AtomicWaker {
+    pub(crate) fn new() -> Self {
+        AtomicWaker(loom::future::AtomicWaker::new())
+    }
+
+    pub(crate) fn register(&self, waker: &std::task::Waker) {
+        self.0.register_by_ref(waker);
+    }
+
+    pub(crate) fn wake(&self) {
+        self.0.wake();
+    }
+
+    pub(crate) fn take(&self) -> Option<std::task::Waker> {
+        self.0.take_waker()
+    }
+}
+
 pub(crate) use crossbeam_utils::CachePadded;
 
 /// Pauses between retries of a compare-and-swap that lost a race.

@@ -31,16 +31,22 @@ pub(crate) struct Waiters {
     events: AtomicU32,
     /// Threads blocked in `acquire_timeout`.
     blocked: AtomicU32,
-    #[cfg(all(feature = "tokio", not(loom)))]
+    /// Tasks waiting in `acquire_timeout_async`.
+    #[cfg(any(feature = "tokio", loom))]
     tasks: async_wait::TaskSlots,
 }
 
 impl Waiters {
     pub(crate) fn new() -> Self {
+        let events = AtomicU32::new(0);
+        // As `taken` in `TaskSlots::new`: without it, loom would let a waiter's `SeqCst` load
+        // read the initial value after another thread's bump.
+        #[cfg(loom)]
+        events.store(0, Ordering::SeqCst);
         Waiters {
-            events: AtomicU32::new(0),
+            events,
             blocked: AtomicU32::new(0),
-            #[cfg(all(feature = "tokio", not(loom)))]
+            #[cfg(any(feature = "tokio", loom))]
             tasks: async_wait::TaskSlots::new(),
         }
     }
@@ -51,7 +57,7 @@ impl Waiters {
         if self.blocked.load(Ordering::SeqCst) != 0 {
             wake_all(&self.events);
         }
-        #[cfg(all(feature = "tokio", not(loom)))]
+        #[cfg(any(feature = "tokio", loom))]
         self.tasks.wake_all();
     }
 
@@ -143,19 +149,18 @@ impl<C: Clock> Breaker<C> {
     }
 }
 
-#[cfg(all(feature = "tokio", not(loom)))]
+#[cfg(any(feature = "tokio", loom))]
 mod async_wait {
-    use std::future::poll_fn;
+    use std::future::{Future, poll_fn};
     use std::pin::pin;
-    use std::sync::atomic::{AtomicU8, Ordering};
-    use std::task::Poll;
+    use std::task::{Context, Poll};
     use std::time::Duration;
 
-    use atomic_waker::AtomicWaker;
-
+    use super::Waiters;
     use crate::breaker::Breaker;
     use crate::clock::Clock;
     use crate::permit::{Permit, Rejected};
+    use crate::sync::{AtomicU8, AtomicWaker, Ordering};
 
     const SLOTS: usize = 8;
     /// How often a task re-checks when all slots are taken and nothing can wake it.
@@ -170,8 +175,16 @@ mod async_wait {
 
     impl TaskSlots {
         pub(crate) fn new() -> Self {
+            let taken = AtomicU8::new(0);
+            // loom records an initial value as a `Release` store, which it lets a `SeqCst`
+            // load read even after another thread's `SeqCst` claim (it treats `SeqCst` as
+            // `AcqRel`): a wake that misses a claim, which the memory model rules out, since
+            // the initial value happens before every claim. Stored again `SeqCst`, it is
+            // ordered before the claims for loom too.
+            #[cfg(loom)]
+            taken.store(0, Ordering::SeqCst);
             TaskSlots {
-                taken: AtomicU8::new(0),
+                taken,
                 wakers: std::array::from_fn(|_| AtomicWaker::new()),
             }
         }
@@ -218,13 +231,104 @@ mod async_wait {
 
     impl Drop for Slot<'_> {
         fn drop(&mut self) {
+            // Take the waker out before giving the slot back: once the bit is clear, the next
+            // task to claim the slot registers its own waker there, and a take after that
+            // would throw the new task's waker away.
             self.slots.wakers[self.index].take();
+            // Release would do for the memory model: it orders the take before the next
+            // claimant's registration. SeqCst makes every write of `taken` one of the claims'
+            // total order, which is what loom checks a `SeqCst` load against: a wake that read
+            // the slot free after the next claim would be a false deadlock in its models.
             self.slots
                 .taken
-                .fetch_and(!(1 << self.index), Ordering::Release);
+                .fetch_and(!(1 << self.index), Ordering::SeqCst);
         }
     }
 
+    impl Waiters {
+        /// One poll of a waiting task that saw `seen` in `events` before its last attempt:
+        /// leaves the task's waker in its slot, if it has one, and then tells whether
+        /// `events` has moved since. In that order: a notify after the look wakes the waker
+        /// (see the module documentation).
+        fn registered_and_changed(
+            &self,
+            slot: Option<&Slot<'_>>,
+            seen: u32,
+            cx: &Context<'_>,
+        ) -> bool {
+            if let Some(slot) = slot {
+                self.tasks.wakers[slot.index].register(cx.waker());
+            }
+            self.events() != seen
+        }
+    }
+
+    /// What the wait needs from a timer: tokio's, or under loom one that never fires.
+    trait Timer {
+        type Sleep: Future<Output = ()>;
+
+        /// A sleep until the wait's deadline or until `ready_in` from now, whichever comes
+        /// first; `None` once the deadline has passed.
+        fn sleep(&self, ready_in: Option<Duration>) -> Option<Self::Sleep>;
+    }
+
+    impl<C: Clock> Breaker<C> {
+        /// The wait of [`acquire_timeout_async`](Breaker::acquire_timeout_async), on any
+        /// timer: tries, and while rejected sleeps until an event or the timer wakes it.
+        async fn acquire_waiting<T: Timer>(&self, timer: &T) -> Result<Permit<'_, C>, Rejected> {
+            let waiters = self.waiters();
+            let slot = waiters.tasks.claim();
+            loop {
+                let seen = waiters.events();
+                let rejected = match self.acquire_uncounted() {
+                    Ok(permit) => return Ok(permit),
+                    Err(rejected) => rejected,
+                };
+                let mut ready_in = self.may_admit_in(&rejected);
+                if slot.is_none() {
+                    ready_in =
+                        Some(ready_in.map_or(POLL_WITHOUT_SLOT, |r| r.min(POLL_WITHOUT_SLOT)));
+                }
+                let Some(sleep) = timer.sleep(ready_in) else {
+                    return Err(self.count_rejection(rejected));
+                };
+                let mut sleep = pin!(sleep);
+                poll_fn(|cx| {
+                    if waiters.registered_and_changed(slot.as_ref(), seen, cx)
+                        || sleep.as_mut().poll(cx).is_ready()
+                    {
+                        Poll::Ready(())
+                    } else {
+                        Poll::Pending
+                    }
+                })
+                .await;
+            }
+        }
+    }
+
+    /// tokio's timer, up to the caller's deadline.
+    #[cfg(all(feature = "tokio", not(loom)))]
+    struct TokioTimer {
+        deadline: tokio::time::Instant,
+    }
+
+    #[cfg(all(feature = "tokio", not(loom)))]
+    impl Timer for TokioTimer {
+        type Sleep = tokio::time::Sleep;
+
+        fn sleep(&self, ready_in: Option<Duration>) -> Option<tokio::time::Sleep> {
+            let now = tokio::time::Instant::now();
+            if now >= self.deadline {
+                return None;
+            }
+            let wake_at =
+                ready_in.map_or(self.deadline, |ready_in| self.deadline.min(now + ready_in));
+            Some(tokio::time::sleep_until(wake_at))
+        }
+    }
+
+    #[cfg(all(feature = "tokio", not(loom)))]
     impl<C: Clock> Breaker<C> {
         /// The async twin of [`acquire_timeout`](Breaker::acquire_timeout), on tokio's timer:
         /// the task sleeps until the open period ends or a probe's verdict wakes it, and never
@@ -252,39 +356,36 @@ mod async_wait {
                 .checked_add(timeout)
                 .or_else(|| now.checked_add(Duration::from_secs(30 * 365 * 24 * 60 * 60)))
                 .unwrap_or(now);
-            let waiters = self.waiters();
-            let slot = waiters.tasks.claim();
-            loop {
-                let seen = waiters.events();
-                let rejected = match self.acquire_uncounted() {
-                    Ok(permit) => return Ok(permit),
-                    Err(rejected) => rejected,
-                };
-                let now = tokio::time::Instant::now();
-                if now >= deadline {
-                    return Err(self.count_rejection(rejected));
-                }
-                let mut wake_at = deadline;
-                if let Some(ready_in) = self.may_admit_in(&rejected) {
-                    wake_at = wake_at.min(now + ready_in);
-                }
-                if slot.is_none() {
-                    wake_at = wake_at.min(now + POLL_WITHOUT_SLOT);
-                }
-                let mut sleep = pin!(tokio::time::sleep_until(wake_at));
-                poll_fn(|cx| {
-                    if let Some(slot) = &slot {
-                        // Register first, then look: a notify after the look wakes us.
-                        waiters.tasks.wakers[slot.index].register(cx.waker());
-                    }
-                    if waiters.events() != seen || sleep.as_mut().poll(cx).is_ready() {
-                        Poll::Ready(())
-                    } else {
-                        Poll::Pending
-                    }
-                })
-                .await;
-            }
+            self.acquire_waiting(&TokioTimer { deadline }).await
         }
     }
+
+    /// Under loom: no deadline, and no sleep ever ends by itself, so only a wake (a notify
+    /// that finds the task's slot) gets a waiting task polled again.
+    #[cfg(loom)]
+    struct NoTimer;
+
+    #[cfg(loom)]
+    impl Timer for NoTimer {
+        type Sleep = std::future::Pending<()>;
+
+        fn sleep(&self, _ready_in: Option<Duration>) -> Option<std::future::Pending<()>> {
+            Some(std::future::pending())
+        }
+    }
+
+    /// `acquire_timeout_async`'s wait with no deadline and no timer, for loom models only
+    /// (run with `loom::future::block_on`): a wake lost on the way leaves the task asleep for
+    /// good, which loom reports as a deadlock. Each task waits in a slot of its own: a model
+    /// must not make more than eight wait at once (the ninth would poll, and never wakes).
+    #[doc(hidden)]
+    #[cfg(loom)]
+    pub async fn acquire_waiting<C: Clock>(
+        breaker: &Breaker<C>,
+    ) -> Result<Permit<'_, C>, Rejected> {
+        breaker.acquire_waiting(&NoTimer).await
+    }
 }
+
+#[cfg(loom)]
+pub use async_wait::acquire_waiting;
