@@ -1,0 +1,135 @@
+//! Tasks waiting for a permit (`acquire_timeout_async`'s wait) and the transitions that wake
+//! them: the slot a task claims, the waker it leaves there, and `events`, re-checked after.
+//!
+//! The wait runs on `hotbreaker::loom_hooks::acquire_waiting`, the real wait loop with a timer
+//! that never fires and no deadline: a task wakes only when a notify finds its waker, so a
+//! lost wakeup leaves it asleep for good, and loom reports the model deadlocked.
+
+#![cfg(loom)]
+
+mod common;
+
+use std::sync::Arc;
+
+use common::{OPEN, Role, check_each_order, small, spawn_in, trip_and_wait};
+use hotbreaker::loom_hooks::acquire_waiting;
+use hotbreaker::{Breaker, ManualClock, OwnedPermit, State};
+use loom::future::block_on;
+
+/// A half-open breaker (built as `common::small`'s, after one failure) with its only probe
+/// out, in an owned permit that a model thread can end. A std `Arc`, which the owned permit
+/// takes; loom tracks the breaker's atomics, not the count of its owners.
+fn half_open_with_probe_out() -> (Arc<Breaker<ManualClock>>, OwnedPermit<ManualClock>) {
+    let clock = ManualClock::new();
+    let breaker = Breaker::builder()
+        .open_duration(OPEN)
+        .stripes(2)
+        .consecutive_failures(1)
+        .clock(clock.clone())
+        .build()
+        .expect("valid configuration");
+    let breaker = Arc::new(breaker);
+    trip_and_wait(&breaker, &clock);
+    let probe = breaker.try_acquire_owned().expect("the first probe");
+    (breaker, probe)
+}
+
+/// A task waits while the only probe of a half-open breaker is out; another thread ends the
+/// probe with a success, which closes the breaker and notifies.
+///
+/// Checks that the task is woken and admitted (as an ordinary call: the breaker is closed).
+///
+/// Catches, each as a deadlock:
+/// - a poll that looks at `events` before it registers its waker: the verdict's notify falls
+///   between the look and the registration and finds no waker;
+/// - a notify that reads the claimed slots (`taken`) with relaxed ordering: it misses the
+///   task's claim though the task read `events` before the bump (the store-buffering pair
+///   that `SeqCst` on both sides rules out);
+/// - a claim with relaxed ordering, for the same reason from the other side.
+#[test]
+fn a_waiting_task_is_woken_by_the_verdict_that_closes() {
+    check_each_order(2, 2, |order| {
+        let (breaker, probe) = half_open_with_probe_out();
+        let waiting = breaker.clone();
+        let roles: Vec<Role<()>> = vec![
+            Box::new(move || {
+                let permit = block_on(acquire_waiting(&waiting)).expect("no deadline");
+                assert!(!permit.is_probe(), "admitted after the breaker closed");
+                permit.success();
+            }),
+            Box::new(move || probe.success()),
+        ];
+        spawn_in(order, roles);
+        assert_eq!(breaker.state(), State::Closed);
+    });
+}
+
+/// A task waits on an open breaker, whose period would never end while it waits (the clock
+/// stands still); another thread ends the period early (`end_open_period`), which notifies.
+///
+/// Checks that the task is woken and admitted as the probe.
+///
+/// Catches, as a deadlock: a notify made before the change it announces (here, before the
+/// period's end is moved): the task wakes, still finds the period running, and goes back to
+/// sleep on the bumped `events`, and nothing bumps it again. Also what the first model
+/// catches, from a second place that notifies.
+#[test]
+fn a_waiting_task_is_woken_when_the_open_period_is_ended() {
+    check_each_order(2, 2, |order| {
+        let (breaker, _clock) = small(|b| b.consecutive_failures(1));
+        breaker.try_acquire().expect("closed").failure();
+        let (waiting, ending) = (breaker.clone(), breaker.clone());
+        let roles: Vec<Role<bool>> = vec![
+            Box::new(move || {
+                let permit = block_on(acquire_waiting(&waiting)).expect("no deadline");
+                let probe = permit.is_probe();
+                permit.success();
+                probe
+            }),
+            Box::new(move || ending.end_open_period()),
+        ];
+        let done = spawn_in(order, roles);
+        assert_eq!(done, [true, true], "the task probed; the period was ended");
+        assert_eq!(breaker.state(), State::Closed);
+    });
+}
+
+/// Two tasks ask for a permit on a half-open breaker with one probe place and no probe out.
+/// One is admitted at once as the probe, gives its slot back as it returns, and closes the
+/// breaker with a success; the other, turned away while that probe is out, may claim the slot
+/// just given back and wait in it, to be woken by that closing.
+///
+/// Checks that both tasks are admitted, one as the probe.
+///
+/// Catches, each as a deadlock:
+/// - a slot given back before its waker is taken out (the bit cleared, then the take): the
+///   second task claims the slot and registers in the gap, and the first task's take throws
+///   the second's waker away, so the closing's notify finds the slot empty;
+/// - a claim that is not one read-modify-write (a load, then a store of the bit): both tasks
+///   take the same slot, and the first, giving it back, takes the second's waker and frees
+///   the slot under it.
+#[test]
+fn a_slot_given_back_while_another_task_claims_it_loses_no_wake() {
+    check_each_order(2, 2, |order| {
+        let (breaker, clock) = small(|b| b.consecutive_failures(1));
+        trip_and_wait(&breaker, &clock);
+        let roles: Vec<Role<bool>> = (0..2)
+            .map(|_| {
+                let breaker = breaker.clone();
+                Box::new(move || {
+                    let permit = block_on(acquire_waiting(&breaker)).expect("no deadline");
+                    let probe = permit.is_probe();
+                    permit.success();
+                    probe
+                }) as Role<bool>
+            })
+            .collect();
+        let probes = spawn_in(order, roles);
+        assert_eq!(
+            probes.iter().filter(|&&p| p).count(),
+            1,
+            "one task probed and closed, the other was let in closed: {probes:?}"
+        );
+        assert_eq!(breaker.state(), State::Closed);
+    });
+}
