@@ -17,6 +17,23 @@
 //! `blocked`, in which case the waiter's load of `events` comes after the bump too, and its
 //! acquire attempt sees the new state (the bump follows the state change, the load is an
 //! acquire). Skipping the wake syscall when nobody waits keeps transitions cheap.
+//!
+//! A task (`acquire_timeout_async`) waits the same way with a waker for the futex. It claims a
+//! slot (a bit of `taken`) for as long as it waits, loads `events`, tries to acquire, then in
+//! every poll leaves its waker in the slot and only then compares `events` with what it loaded.
+//! The notifier, after its bump, loads `taken` and wakes the waker of every slot taken. The
+//! claim and that load are `SeqCst` too, so the argument is the one above with the claim for
+//! the registration: either the notifier's load comes after the claim and finds the slot taken,
+//! or the task's load of `events` comes after the bump, and its attempt sees the new state. In
+//! the first case the wake finds the waker if the task left it first; if the task leaves it
+//! after, `AtomicWaker` orders that after the wake, and the comparison sees the bump. A slot is
+//! given back only after its waker is taken out, so that the take cannot throw away the waker
+//! of the next task to claim it. The loom models in `loom-tests/tests/async_wait.rs` run this
+//! wait (with a timer that never fires, so that a lost wakeup is a deadlock) and fail if the
+//! waker is left after the comparison, if the claim or the notifier's load is relaxed, if a
+//! slot is given back before its take, or if a claim is not one read-modify-write. (The
+//! threads' futex wait has no model: under loom `wait_while_equal` only yields, and the
+//! deadline is real time.)
 
 use std::time::{Duration, Instant};
 
