@@ -45,7 +45,14 @@ fn half_open_with_probe_out() -> (Arc<Breaker<ManualClock>>, OwnedPermit<ManualC
 /// - a notify that reads the claimed slots (`taken`) with relaxed ordering: it misses the
 ///   task's claim though the task read `events` before the bump (the store-buffering pair
 ///   that `SeqCst` on both sides rules out);
-/// - a claim with relaxed ordering, for the same reason from the other side.
+/// - a claim with relaxed ordering, or the task's loads of `events` with acquire ordering
+///   (tried: both loads, as `Waiters::events` makes them), for the same reason from the
+///   task's side.
+///
+/// Does not catch the re-check alone weakened to acquire or relaxed (tried, both: 300
+/// executions, no failure), and should not: if the notify misses the claim, the task's first
+/// load of `events` (`SeqCst`) already saw the bump; if it finds the slot before the waker is
+/// there, `AtomicWaker` orders the registration after the wake, and the re-check after it.
 #[test]
 fn a_waiting_task_is_woken_by_the_verdict_that_closes() {
     check_each_order(2, 2, |order| {
