@@ -1,7 +1,8 @@
 //! The one place the crate takes its concurrency primitives from.
 //!
-//! Under `cfg(loom)` every atomic, `Arc`, spin hint and thread-local here is loom's, so the
-//! loom models in `loom-tests/` explore the breaker's real code rather than a copy of it.
+//! Under `cfg(loom)` every atomic, `Arc`, spin hint and thread-local here is loom's, and the
+//! futex is a loom lock and condition variable, so the loom models in `loom-tests/` explore
+//! the breaker's real code rather than a copy of it.
 //! Nothing outside this module names `std::sync::atomic` or `loom` directly.
 
 #[cfg(not(loom))]
@@ -125,10 +126,26 @@ pub(crate) fn wait_while_equal(word: &AtomicU32, seen: u32, timeout: std::time::
     }
 }
 
-/// Under loom a wait is a spurious return: the caller loops, and loom schedules the waker.
+// Under loom, the futex's queue: one lock and one condition variable for every word. A wake
+// on one word wakes the waiters on all of them, a spurious return the callers re-check.
 #[cfg(loom)]
-pub(crate) fn wait_while_equal(_word: &AtomicU32, _seen: u32, _timeout: std::time::Duration) {
-    loom::thread::yield_now();
+loom::lazy_static! {
+    static ref FUTEX: (loom::sync::Mutex<()>, loom::sync::Condvar) =
+        (loom::sync::Mutex::new(()), loom::sync::Condvar::new());
+}
+
+/// Under loom, the futex wait: the comparison with `seen` and the queueing are one step under
+/// the lock, which [`wake_all`] takes too, as the kernel's compare-and-enqueue is atomic with
+/// respect to `FUTEX_WAKE`. The word is read `SeqCst`, as the kernel reads it after a full
+/// barrier. `timeout` is ignored: only a wake ends the wait, so a wakeup lost on the way
+/// leaves the thread asleep for good, which loom reports as a deadlock.
+#[cfg(loom)]
+pub(crate) fn wait_while_equal(word: &AtomicU32, seen: u32, _timeout: std::time::Duration) {
+    let (lock, queue) = &*FUTEX;
+    let queued = lock.lock().expect("not poisoned");
+    if word.load(Ordering::SeqCst) == seen {
+        drop(queue.wait(queued).expect("not poisoned"));
+    }
 }
 
 /// Wakes every thread blocked in [`wait_while_equal`] on `word`.
@@ -137,8 +154,14 @@ pub(crate) fn wake_all(word: &AtomicU32) {
     atomic_wait::wake_all(word);
 }
 
+/// Under loom: wakes every thread queued in [`wait_while_equal`] (on any word), under the lock
+/// that makes its comparison and queueing one step.
 #[cfg(loom)]
-pub(crate) fn wake_all(_word: &AtomicU32) {}
+pub(crate) fn wake_all(_word: &AtomicU32) {
+    let (lock, queue) = &*FUTEX;
+    let _queued = lock.lock().expect("not poisoned");
+    queue.notify_all();
+}
 
 /// Declares thread-locals through loom under `cfg(loom)` and through std otherwise.
 ///
