@@ -56,13 +56,18 @@ pub(crate) struct Waiters {
 impl Waiters {
     pub(crate) fn new() -> Self {
         let events = AtomicU32::new(0);
+        let blocked = AtomicU32::new(0);
         // As `taken` in `TaskSlots::new`: without it, loom would let a waiter's `SeqCst` load
-        // read the initial value after another thread's bump.
+        // read the initial value after another thread's bump, or a notifier's after a
+        // thread's registration.
         #[cfg(loom)]
-        events.store(0, Ordering::SeqCst);
+        {
+            events.store(0, Ordering::SeqCst);
+            blocked.store(0, Ordering::SeqCst);
+        }
         Waiters {
             events,
-            blocked: AtomicU32::new(0),
+            blocked,
             #[cfg(any(feature = "tokio", loom))]
             tasks: async_wait::TaskSlots::new(),
         }
@@ -95,7 +100,12 @@ impl<'a> Blocked<'a> {
 
 impl Drop for Blocked<'_> {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::Release);
+        // Release would do for the memory model: nothing is published by leaving. SeqCst, as
+        // a slot given back in `async_wait`, makes every write of `blocked` one of the
+        // registrations' total order, which is what loom checks a notifier's `SeqCst` load
+        // against: a notifier that read the count a leaving thread left, after another
+        // thread's registration, would be a false deadlock in its models.
+        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
