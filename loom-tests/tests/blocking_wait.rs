@@ -51,11 +51,20 @@ fn half_open_with_probe_out() -> (Arc<Breaker<ManualClock>>, OwnedPermit<ManualC
 ///   registers, loads `events` before the bump and tries before it sees the closing, then
 ///   sleeps on the value it loaded;
 /// - the registration in `blocked` or the notifier's read of it weakened to
-///   `Release`/`Acquire` or `Relaxed`: the notify misses the registration though the waiter
-///   loaded `events` before the bump (the store-buffering pair that `SeqCst` on both sides
-///   rules out);
+///   `Release`/`Acquire` or `Relaxed`, or the notifier's bump of `events` to `Release`: the
+///   notify misses the registration though the waiter loaded `events` before the bump (the
+///   store-buffering pair that `SeqCst` on both sides rules out);
 /// - a waiter that loads `events` after its attempt instead of before: the attempt misses the
-///   closing, the load sees the bump, and the sleep compares with the bumped value.
+///   closing, the load sees the bump, and the sleep compares with the bumped value;
+/// - the waiter's loads of `events` relaxed: a load that sees the bump no longer orders the
+///   closing before the attempt.
+///
+/// Does not catch, and should not, a waiter that loads `events` before it registers (tried:
+/// the first load moved ahead of the registration), nor its loads of `events` weakened to
+/// acquire (tried): the futex reads the word after a full barrier (`SeqCst` in the stand-in),
+/// after the registration, so a notify that misses the registration has its bump seen by the
+/// futex, which then does not sleep. With the stand-in's read relaxed, both fail; the code as
+/// it is passes either way.
 #[test]
 fn a_waiting_thread_is_woken_by_the_verdict_that_closes() {
     check_each_order(2, 2, |order| {
