@@ -31,9 +31,22 @@
 //! of the next task to claim it. The loom models in `loom-tests/tests/async_wait.rs` run this
 //! wait (with a timer that never fires, so that a lost wakeup is a deadlock) and fail if the
 //! waker is left after the comparison, if the claim or the notifier's load is relaxed, if a
-//! slot is given back before its take, or if a claim is not one read-modify-write. (The
-//! threads' futex wait has no model: under loom `wait_while_equal` only yields, and the
-//! deadline is real time.)
+//! slot is given back before its take, or if a claim is not one read-modify-write.
+//!
+//! The threads' wait has its models in `loom-tests/tests/blocking_wait.rs`: the real
+//! `acquire_timeout`, with a timeout real time never reaches, on a futex that under loom is a
+//! lock and a condition variable (the comparison and the queueing one step, as in the kernel;
+//! the timeout ignored, so that a lost wakeup is a deadlock). A thread waits while the only
+//! probe is out and is woken by its closing success, or on an open breaker and is woken by
+//! `end_open_period`, or after another waiter admitted as the probe stopped waiting. They fail
+//! if the notifier reads `blocked` before it bumps `events`, if the registration is weakened
+//! to release or relaxed, the notifier's read of `blocked` to acquire or relaxed, or its bump
+//! to release, if the waiter loads `events` after its attempt or relaxed, if `end_open_period`
+//! notifies before it moves the deadline, or if `blocked` is a flag rather than a count. The
+//! futex reads the word after a full barrier, after the registration, so a notify that misses
+//! the registration has its bump seen there and the thread does not sleep: a waiter that loads
+//! `events` before it registers, or with acquire ordering, loses no wakeup, and the models
+//! rightly pass those (with the stand-in's read relaxed, they fail them).
 
 use std::time::{Duration, Instant};
 
