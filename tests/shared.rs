@@ -852,3 +852,29 @@ fn an_opening_an_own_probe_saw_end_is_not_applied_after_it() {
         "c's opening is the failure a's probe saw end: {report:?}"
     );
 }
+
+#[test]
+fn an_opening_applied_before_its_recovery_was_published_ends_on_it() {
+    let store = MemoryStore::new();
+    let (a, c) = (instance(), instance());
+    let mut follow_a = follower(&store, &a);
+    trip(&a);
+    assert_eq!(follow_a.poll().published, 1);
+    next_millisecond();
+    let reset = std::time::Instant::now();
+    a.breaker.reset(); // the dependency answers a, after its opening was published
+    next_millisecond();
+    next_millisecond();
+
+    // c starts following between a's recovery and a's next poll: the opening is not answered
+    // in the store yet, and c applies it.
+    let mut follow_c = follower(&store, &c);
+    assert_eq!(follow_c.poll().opened, 1);
+    // a's poll stamps its recovery with the reset's time: before c applied the opening, after
+    // it was published.
+    a.clock.advance(reset.elapsed());
+    assert_eq!(follow_a.poll().recoveries_published, 1);
+    let report = follow_c.poll();
+    assert_eq!(report.ended, 1, "a's recovery answers it: {report:?}");
+    probe_succeeds(&c);
+}

@@ -119,8 +119,11 @@ struct Entry {
     external_generation: Option<u32>,
     /// The last remote opening applied, or found answered by a recovery: dealt with once.
     settled: Option<Opening>,
-    /// When this follower last applied or extended the external opening, in Unix
-    /// milliseconds: only a recovery recorded after it ends the opening early.
+    /// When the opening this follower last applied or extended with was published (or, if
+    /// that is later, when it applied it), in Unix milliseconds: only a recovery recorded
+    /// after it ends the opening early. Not the apply time alone: a recovery published after
+    /// the apply but stamped before it (its breaker closed between two polls) answers the
+    /// opening all the same.
     applied_at: u64,
     /// The latest opening of the breaker this follower knows of (published or applied) whose
     /// recovery it has not published yet: a closed state after it is one to publish.
@@ -525,7 +528,7 @@ impl<S: OpeningStore> SharedOpenings<S> {
     }
 
     /// Ends the opening applied from the store early if another instance recorded a recovery
-    /// after it was applied. The store is asked only while that opening runs.
+    /// that answers it (`applied_at`). The store is asked only while that opening runs.
     fn apply_remote_recovery(
         store: &mut S,
         entry: &mut Entry,
@@ -607,12 +610,13 @@ impl<S: OpeningStore> SharedOpenings<S> {
         let hold = remaining
             .saturating_add(wait_for_probe)
             .min(MAX_OPEN_DURATION);
-        let now = unix_millis(SystemTime::now());
+        // A recovery after the opening's publish answers it, even one published after now.
+        let applied_at = unix_millis(SystemTime::now()).min(unix_millis(opening.published_at));
         // The opening applied before, still running: a later deadline makes it longer.
         if let Some(external) = entry.external_generation {
             if entry.breaker.extend_opening(external, hold) {
                 entry.settled = Some(opening);
-                entry.applied_at = now;
+                entry.applied_at = applied_at;
                 report.extended += 1;
                 return Ok(());
             }
@@ -622,7 +626,7 @@ impl<S: OpeningStore> SharedOpenings<S> {
         if let Some(generation) = entry.breaker.open_externally(hold) {
             entry.external_generation = Some(generation);
             entry.settled = Some(opening);
-            entry.applied_at = now;
+            entry.applied_at = applied_at;
             entry.recovery_due = Some(generation);
             report.opened += 1;
         }
