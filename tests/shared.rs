@@ -878,3 +878,45 @@ fn an_opening_applied_before_its_recovery_was_published_ends_on_it() {
     assert_eq!(report.ended, 1, "a's recovery answers it: {report:?}");
     probe_succeeds(&c);
 }
+
+#[test]
+fn a_deadline_published_before_a_closing_is_not_taken_for_a_later_failure() {
+    let store = MemoryStore::new();
+    let clock = ManualClock::new();
+    // a's periods double after a failed probe: 30 s, then 60 s.
+    let a = Arc::new(
+        Breaker::builder()
+            .consecutive_failures(1)
+            .open_duration(OPEN)
+            .open_backoff(2.0, 4 * OPEN)
+            .clock(clock.clone())
+            .build()
+            .unwrap(),
+    );
+    let b = instance_open_for(OPEN + OPEN / 2);
+    let mut follow_a = SharedOpenings::new(store.clone()).follow("db", a.clone());
+    let mut follow_b = follower(&store, &b);
+    a.try_acquire().unwrap().failure();
+    assert_eq!(follow_a.poll().published, 1); // 30 s
+    assert!(a.end_open_period()); // a health check
+    a.try_acquire().unwrap().failure(); // the probe fails
+    assert_eq!(follow_a.poll().published, 1); // 60 s
+    assert!(a.end_open_period());
+    a.try_acquire().unwrap().success(); // the probe succeeds
+    assert_eq!(a.state(), State::Closed);
+    next_millisecond();
+    assert_eq!(follow_a.poll().recoveries_published, 1);
+
+    // A new failure: a's 30 s again, then b's 45 s.
+    a.try_acquire().unwrap().failure();
+    assert_eq!(follow_a.poll().published, 1);
+    next_millisecond();
+    trip(&b);
+    assert_eq!(follow_b.poll().published, 1);
+    // a's period ends; b's deadline is 15 s after a's own, not the 60 s a published before
+    // it closed.
+    clock.advance(OPEN);
+    let report = follow_a.poll();
+    assert_eq!(report.opened, 1, "a follows b's opening: {report:?}");
+    assert_eq!(a.state(), State::Open);
+}

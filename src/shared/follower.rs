@@ -101,9 +101,9 @@ struct Entry {
     breaker: Arc<dyn Followed>,
     /// The generation of the last opening published, so that each is published once.
     published_generation: Option<u32>,
-    /// The latest deadline this follower published, in Unix milliseconds: one that ends
-    /// within [`SAME_FAILURE`] of it, while the breaker has not closed since, is the same
-    /// failure seen by another instance.
+    /// The latest deadline this follower published since the breaker last closed, in Unix
+    /// milliseconds: one that ends within [`SAME_FAILURE`] of it, while the breaker has not
+    /// closed since, is the same failure seen by another instance.
     published_until: u64,
     /// The last opening this follower published, as stores keep it (Unix milliseconds of its
     /// deadline and publish time): reading it back from the store is no news.
@@ -444,7 +444,13 @@ impl<S: OpeningStore> SharedOpenings<S> {
         let until = now + remaining;
         store.publish(&entry.name, Opening::new(until, now))?;
         entry.published_generation = Some(generation);
-        entry.published_until = entry.published_until.max(unix_millis(until));
+        // Deadlines published before a closing are of an earlier failure, whose recovery
+        // answered them: the same failure is the one since.
+        entry.published_until = if entry.closed_since_published {
+            unix_millis(until)
+        } else {
+            entry.published_until.max(unix_millis(until))
+        };
         entry.published = Some((unix_millis(until), unix_millis(now)));
         entry.closed_since_published = false;
         entry.recovery_due = Some(generation);
