@@ -21,7 +21,8 @@
 //!    recorded after its publish time has answered: the dependency answered someone since
 //!    (this follower may have come late);
 //! 3. ends an opening it applied from the store early when the store records a recovery made
-//!    after that opening was published (and after it applied it, if that was earlier) ([`Breaker::end_open_period`](crate::Breaker::end_open_period)):
+//!    after that opening was published, or after it applied it if that was earlier
+//!    ([`Breaker::end_open_period`](crate::Breaker::end_open_period)):
 //!    the breaker's next call probes. A recovery stamped more than a second ahead of this
 //!    machine's clock is not believed;
 //! 4. with [`SharedOpenings::share_windows`], publishes each followed breaker's rate window,
