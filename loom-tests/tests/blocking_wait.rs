@@ -13,33 +13,14 @@
 
 mod common;
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use common::{OPEN, Role, check_each_order, small, spawn_in, trip_and_wait};
-use hotbreaker::{Breaker, ManualClock, OwnedPermit, State};
+use common::{Role, check_each_order, half_open_with_probe_out, small, spawn_in, trip_and_wait};
+use hotbreaker::State;
 
 /// How long the waiters wait: the deadline `acquire_timeout` measures on the system's clock
 /// never passes, so only an admission ends the wait.
 const FOR_GOOD: Duration = Duration::MAX;
-
-/// A half-open breaker (built as `common::small`'s, after one failure) with its only probe
-/// out, in an owned permit that a model thread can end. A std `Arc`, which the owned permit
-/// takes; loom tracks the breaker's atomics, not the count of its owners.
-fn half_open_with_probe_out() -> (Arc<Breaker<ManualClock>>, OwnedPermit<ManualClock>) {
-    let clock = ManualClock::new();
-    let breaker = Breaker::builder()
-        .open_duration(OPEN)
-        .stripes(2)
-        .consecutive_failures(1)
-        .clock(clock.clone())
-        .build()
-        .expect("valid configuration");
-    let breaker = Arc::new(breaker);
-    trip_and_wait(&breaker, &clock);
-    let probe = breaker.try_acquire_owned().expect("the first probe");
-    (breaker, probe)
-}
 
 /// A thread waits while the only probe of a half-open breaker is out; another thread ends the
 /// probe with a success, which closes the breaker and notifies.

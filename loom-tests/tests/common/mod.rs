@@ -9,7 +9,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use hotbreaker::testing::{ModelConfig, ReferenceModel};
-use hotbreaker::{Breaker, Builder, ManualClock, Outcome, State, Transition};
+use hotbreaker::{Breaker, Builder, ManualClock, Outcome, OwnedPermit, State, Transition};
 use loom::sync::Arc;
 
 /// Open period of every model; the models move the clock by exactly this much.
@@ -329,4 +329,25 @@ pub fn failing_prober(
             Err(_) => false,
         }
     })
+}
+
+/// A half-open breaker (built as `common::small`'s, after one failure) with its only probe
+/// out, in an owned permit that a model thread can end. A std `Arc`, which the owned permit
+/// takes; loom tracks the breaker's atomics, not the count of its owners.
+pub fn half_open_with_probe_out() -> (
+    std::sync::Arc<Breaker<ManualClock>>,
+    OwnedPermit<ManualClock>,
+) {
+    let clock = ManualClock::new();
+    let breaker = Breaker::builder()
+        .open_duration(OPEN)
+        .stripes(2)
+        .consecutive_failures(1)
+        .clock(clock.clone())
+        .build()
+        .expect("valid configuration");
+    let breaker = std::sync::Arc::new(breaker);
+    trip_and_wait(&breaker, &clock);
+    let probe = breaker.try_acquire_owned().expect("the first probe");
+    (breaker, probe)
 }
