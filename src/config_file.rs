@@ -477,6 +477,17 @@ mod file {
     /// Parses YAML text into `T`, the error naming the field by its path.
     #[cfg(feature = "yaml")]
     fn parse_yaml<T: DeserializeOwned>(text: &str) -> Result<T, ConfigFileError> {
+        use crate::yaml_nesting::{MAX_FLOW_DEPTH, flow_deeper_than};
+        // Refused before parsing: libyaml's time grows with flow depth times length.
+        if let Some(position) = flow_deeper_than(text, MAX_FLOW_DEPTH) {
+            let reason = format!("flow collections nested more than {MAX_FLOW_DEPTH} deep");
+            return Err(ConfigFileError::parse(
+                Format::Yaml,
+                String::new(),
+                &reason,
+                Some(position),
+            ));
+        }
         let deserializer = serde_yaml::Deserializer::from_str(text);
         serde_path_to_error::deserialize(deserializer)
             .map(|Table(parsed)| parsed)
@@ -632,7 +643,9 @@ mod file {
         ///
         /// A [`ConfigFileError`] naming the field: a syntax error, a value of the wrong type, a
         /// duration that does not parse, an unknown field, or a value out of range; a format
-        /// whose feature is off is refused saying so.
+        /// whose feature is off is refused saying so. YAML whose flow collections (`[...]`,
+        /// `{...}`) nest more than 64 deep is refused before it is parsed, as its parser's time
+        /// grows with depth times length.
         #[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
         pub fn from_str_as(format: Format, text: &str) -> Result<Config, ConfigFileError> {
             let config: Config = parse_as(format, text)?;

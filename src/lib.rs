@@ -39,6 +39,8 @@ pub mod tower;
 pub mod tracing;
 mod wait;
 mod window;
+#[cfg(feature = "yaml")]
+mod yaml_nesting;
 
 pub use breaker::Breaker;
 pub use builder::{Builder, DEFAULT_FAILURE_RATE, DEFAULT_OPEN_DURATION};

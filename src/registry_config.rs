@@ -808,7 +808,8 @@ mod file {
         /// A [`ConfigFileError`] whose field is the path from the top of the file
         /// (`"breakers.payments.failure_rate.threshold"`): a syntax error, a value of the
         /// wrong type, an unknown field, or a value out of range; a format whose feature is
-        /// off is refused saying so.
+        /// off is refused saying so, and YAML nested too deep as by
+        /// [`Config::from_str_as`].
         ///
         /// # Examples
         ///

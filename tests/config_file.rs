@@ -217,6 +217,43 @@ fn a_duration_of_2_to_the_64_seconds_or_more_is_refused_not_a_panic() {
 }
 
 #[test]
+fn yaml_nested_deeper_than_64_flow_levels_is_refused_before_it_is_parsed() {
+    // libyaml's time grows with flow depth times length: 100,000 levels took 26 s to refuse.
+    let depth = 100_000;
+    let text = format!("failure_rate: {}{}\n", "[".repeat(depth), "]".repeat(depth));
+    let err = Config::from_yaml_str(&text).unwrap_err();
+    assert_eq!(err.field(), "", "{err}");
+    assert_eq!(
+        (err.line(), err.column()),
+        (Some(1), Some(15 + 64)),
+        "{err}"
+    );
+    assert_eq!(
+        err.to_string(),
+        "invalid YAML configuration: flow collections nested more than 64 deep (YAML, line 1, column 79)"
+    );
+    let err =
+        hotbreaker::RegistryConfig::from_yaml_str(&format!("breakers:\n  a: {}", &text[14..]))
+            .unwrap_err();
+    assert!(
+        err.to_string().contains("nested more than 64 deep"),
+        "{err}"
+    );
+    // 64 levels are parsed, and refused for what they hold.
+    let text = format!("failure_rate: {}{}\n", "[".repeat(64), "]".repeat(64));
+    let err = Config::from_yaml_str(&text).unwrap_err();
+    assert_eq!(err.field(), "failure_rate", "{err}");
+    assert!(!err.to_string().contains("nested"), "{err}");
+    // Brackets in quotes and comments are text.
+    let deep = "[".repeat(1000);
+    let config = Config::from_yaml_str(&format!(
+        "# {deep}\nconsecutive_failures: 3 # {deep}\nopen_duration: '5s' # '{deep}\n"
+    ))
+    .unwrap();
+    assert_eq!(config.consecutive_failures, Some(3));
+}
+
+#[test]
 fn a_slow_call_limit_of_zero_is_refused_after_parsing() {
     for (format, text) in [
         (Format::Toml, "slow_call = \"0s\"\n"),

@@ -1,0 +1,202 @@
+//! How deep a YAML text nests its flow collections (`[...]`, `{...}`), found before the text
+//! reaches serde_yaml.
+//!
+//! libyaml, under serde_yaml, keeps a pending key for every open flow collection and looks
+//! through all of them at each token, so its time grows with depth times length: `[` 10,000
+//! deep followed by as many `]` (20 KB) took half a second to refuse on the development
+//! machine, 100,000 deep (200 KB) 26 seconds, and a few megabytes would hold a configuration
+//! reload for hours. Block nesting (indentation) does not have this cost. No configuration
+//! nests flow collections more than two or three deep, so a text deeper than
+//! [`MAX_FLOW_DEPTH`] is refused before it is parsed.
+//!
+//! The scan is not a YAML parser. It steps over comments and quoted scalars, so that brackets
+//! in them are not counted, and over anchors and tags; outside any flow collection it counts a
+//! bracket only where a value can begin (at a line's start, after `: `, `- `, `? `, `,` or
+//! another bracket), so that one inside a plain scalar such as `a[1` is not counted. Text it
+//! reads otherwise than YAML does (the lines of a block scalar are scanned as if they were
+//! YAML) can make it count too few, which lets a deep text through to be parsed at libyaml's
+//! cost, or too many, which would take more than [`MAX_FLOW_DEPTH`] unclosed brackets at the
+//! starts of such lines: text that no setting takes.
+
+/// The deepest flow nesting accepted.
+pub(crate) const MAX_FLOW_DEPTH: usize = 64;
+
+/// The line and column (both from 1, the column in characters) of the bracket that opens a
+/// flow collection more than `limit` deep, if one does.
+pub(crate) fn flow_deeper_than(text: &str, limit: usize) -> Option<(usize, usize)> {
+    let mut depth = 0usize;
+    let mut at = Position { line: 1, column: 0 };
+    // The last character on this line that was not blank, and whether a blank (or the line's
+    // start) came after it.
+    let mut previous: Option<char> = None;
+    let mut blank_before = true;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        at.column += 1;
+        if c == '\n' {
+            at.next_line();
+            (previous, blank_before) = (None, true);
+            continue;
+        }
+        if matches!(c, ' ' | '\t' | '\r') {
+            blank_before = true;
+            continue;
+        }
+        // Where a value (a quoted scalar, a flow collection) can begin. Outside a collection
+        // `:`, `-` and `?` are indicators only when a blank follows them; inside one every
+        // bracket counts anyway.
+        let value_may_begin = match previous {
+            None => true,
+            Some(':' | '-' | '?') => blank_before || depth > 0,
+            Some(',' | '[' | '{') => depth > 0,
+            Some(_) => false,
+        };
+        match c {
+            '#' if blank_before => {
+                // A comment runs to the end of the line.
+                if chars.by_ref().any(|skipped| skipped == '\n') {
+                    at.next_line();
+                }
+                (previous, blank_before) = (None, true);
+                continue;
+            }
+            '&' | '!' if value_may_begin => {
+                // An anchor or a tag stands before the value it names: the value may still
+                // begin after it.
+                while chars.next_if(|&next| !is_blank_or_flow(next)).is_some() {
+                    at.column += 1;
+                }
+                blank_before = true;
+                continue;
+            }
+            '\'' | '"' if value_may_begin => skip_quoted(c, &mut chars, &mut at),
+            '[' | '{' if depth > 0 || value_may_begin => {
+                depth += 1;
+                if depth > limit {
+                    return Some((at.line, at.column));
+                }
+            }
+            ']' | '}' if depth > 0 => depth -= 1,
+            _ => {}
+        }
+        (previous, blank_before) = (Some(c), false);
+    }
+    None
+}
+
+/// Whether `c` ends an anchor's or a tag's name.
+fn is_blank_or_flow(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\r' | '\n' | '[' | ']' | '{' | '}' | ',')
+}
+
+/// Where the scan is: line and column from 1, the column counting characters.
+struct Position {
+    line: usize,
+    column: usize,
+}
+
+impl Position {
+    fn next_line(&mut self) {
+        self.line += 1;
+        self.column = 0;
+    }
+}
+
+/// Moves past a quoted scalar whose opening `quote` was just read: `\` escapes the next
+/// character in double quotes, and `''` is a quote in single quotes. An unclosed quote runs to
+/// the end of the text.
+fn skip_quoted(
+    quote: char,
+    chars: &mut std::iter::Peekable<std::str::Chars<'_>>,
+    at: &mut Position,
+) {
+    while let Some(c) = chars.next() {
+        at.column += 1;
+        match c {
+            '\n' => at.next_line(),
+            '\\' if quote == '"' => {
+                if let Some(escaped) = chars.next() {
+                    at.column += 1;
+                    if escaped == '\n' {
+                        at.next_line();
+                    }
+                }
+            }
+            '\'' if quote == '\'' && chars.peek() == Some(&'\'') => {
+                chars.next();
+                at.column += 1;
+            }
+            _ if c == quote => return,
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::flow_deeper_than;
+
+    fn nested(open: &str, close: &str, depth: usize) -> String {
+        format!("{}{}", open.repeat(depth), close.repeat(depth))
+    }
+
+    #[test]
+    fn the_bracket_one_past_the_limit_is_named() {
+        let text = format!("a: 1\nfailure_rate: {}\n", nested("[", "]", 5));
+        assert_eq!(flow_deeper_than(&text, 4), Some((2, 19)));
+        assert_eq!(flow_deeper_than(&text, 5), None);
+        let text = format!("failure_rate: {}", nested("{a: ", "}", 5));
+        assert_eq!(flow_deeper_than(&text, 4), Some((1, 31)));
+    }
+
+    #[test]
+    fn closed_collections_do_not_add_up() {
+        let text = format!("- [{}]\n", vec!["[[a], {b: [c]}]"; 1000].join(", "));
+        assert_eq!(flow_deeper_than(&text, 4), None);
+        assert_eq!(flow_deeper_than(&text, 3), Some((1, 14)));
+    }
+
+    #[test]
+    fn a_collection_spread_over_lines_with_comments_is_followed() {
+        let text = "a: [ # [[[[\n  [b, # ]]]]\n    [c]],\n  [d]\n]\n";
+        assert_eq!(flow_deeper_than(text, 3), None);
+        assert_eq!(flow_deeper_than(text, 2), Some((3, 5)));
+    }
+
+    #[test]
+    fn brackets_in_comments_quotes_and_plain_scalars_are_not_counted() {
+        let deep = "[".repeat(100);
+        for text in [
+            format!("# {deep}\na: 1"),
+            format!("a: 1 # {deep}"),
+            format!("a: \"{deep}\""),
+            format!("a: \"\\\" {deep}\""),
+            format!("a: '{deep}'"),
+            format!("a: 'it''s {deep}'"),
+            format!("a: '\n{deep}\n'"),
+            format!("a: b{deep}"),
+            format!("a: b#{deep}"),
+            format!("{deep}: 1").replacen('[', "x", 1),
+            format!("a: [\"{deep}\", '{deep}']"),
+        ] {
+            assert_eq!(flow_deeper_than(&text, 2), None, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn anchors_and_tags_do_not_hide_a_collection() {
+        let text = format!("a: {}", nested("&x !!seq [", "]", 10));
+        assert_eq!(flow_deeper_than(&text, 9), Some((1, 103)));
+        let text = format!("a: !t{}", nested("[", "]", 10));
+        assert!(flow_deeper_than(&text, 9).is_some());
+    }
+
+    #[test]
+    fn a_quote_or_a_comment_sign_inside_a_word_opens_nothing() {
+        // `don't` and `a#b` hold no quote and no comment: the brackets after them count.
+        let deep = nested("[", "]", 10);
+        assert!(flow_deeper_than(&format!("a: [don't, {deep}]"), 9).is_some());
+        assert!(flow_deeper_than(&format!("a: [a#b, {deep}]"), 9).is_some());
+        assert!(flow_deeper_than(&format!("a:  \"x\"\nb: {deep}"), 9).is_some());
+    }
+}
