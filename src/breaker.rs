@@ -267,6 +267,11 @@ impl<C: Clock> Breaker<C> {
     /// the open period; forced open, that no period ends; half-open, or once the open period
     /// has ended or something closed the breaker meanwhile, "open, retry now" (a rejection
     /// only ever names the states that reject).
+    ///
+    /// Half-open with every probe place taken, the rejection says so, and if the probes out
+    /// have run past the probe timeout, this call opens the breaker again as a call that asked
+    /// for a permit would: a service whose callers all go through the layer would otherwise
+    /// never reopen after a probe that hangs.
     #[cfg(feature = "tower")]
     pub(crate) fn shed(&self) -> Rejected {
         let word = StateWord(self.control.state.load(Ordering::Acquire));
@@ -275,11 +280,41 @@ impl<C: Clock> Breaker<C> {
         }
         let rejected = match word.state() {
             State::ForcedOpen => self.reject(State::ForcedOpen, None),
-            // Half-open too: `Rejected::state`'s `HalfOpen` means every probe place is taken,
-            // which this call, never having asked for one, cannot tell.
+            State::HalfOpen => {
+                let settings = self.settings();
+                if word.probes_out() < settings.half_open_probes {
+                    // A place came free since `poll_ready` looked: retry now.
+                    self.reject(State::Open, Some(Duration::ZERO))
+                } else if let Some(reopened) = settings
+                    .probe_timeout
+                    .and_then(|timeout| self.reopen_if_probes_timed_out(word, timeout))
+                {
+                    reopened
+                } else {
+                    self.reject(State::HalfOpen, None)
+                }
+            }
+            // Closed meanwhile, or the open period ended: only ever name a state that rejects.
             _ => self.reject(State::Open, Some(Duration::ZERO)),
         };
         self.count_rejection(rejected)
+    }
+
+    /// Whether a call now would be turned away without a transition to make: open with its
+    /// period running, forced open, or half-open with every probe place taken. For the tower
+    /// layer's `poll_ready`, which then answers at once instead of waiting on an inner service
+    /// that may be stuck on the dependency the breaker is protecting.
+    #[cfg(feature = "tower")]
+    #[inline]
+    pub(crate) fn sheds(&self) -> bool {
+        // Acquire, as every reader of the state word: a peek, and `shed` decides again.
+        let word = StateWord(self.control.state.load(Ordering::Acquire));
+        match word.state() {
+            State::Closed | State::ForcedClosed => false,
+            State::ForcedOpen => true,
+            State::Open => !self.open_period_over(word),
+            State::HalfOpen => word.probes_out() >= self.settings().half_open_probes,
+        }
     }
 
     /// Nanoseconds on the breaker's clock since the breaker was built: the time every

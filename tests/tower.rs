@@ -601,3 +601,85 @@ async fn a_shed_call_on_a_half_open_breaker_with_a_free_probe_place_says_retry_n
     assert!(breaker.try_acquire().unwrap().is_probe(), "the free place");
     drop(first_probe);
 }
+
+/// A half-open breaker whose probe is out: the probe and a stuck inner service.
+fn half_open_with_its_probe_out(
+    probe_timeout: Option<Duration>,
+) -> (
+    Arc<Breaker<ManualClock>>,
+    ManualClock,
+    hotbreaker::OwnedPermit<ManualClock>,
+) {
+    let clock = ManualClock::new();
+    let mut builder = Breaker::builder()
+        .consecutive_failures(1)
+        .open_duration(Duration::from_secs(1))
+        .clock(clock.clone());
+    if let Some(timeout) = probe_timeout {
+        builder = builder.probe_timeout(timeout);
+    }
+    let breaker = Arc::new(builder.build().unwrap());
+    breaker.try_acquire().unwrap().failure();
+    clock.advance(Duration::from_secs(1));
+    let probe = breaker.try_acquire_owned().unwrap();
+    assert!(probe.is_probe());
+    (breaker, clock, probe)
+}
+
+#[tokio::test]
+async fn a_half_open_breaker_with_every_probe_out_is_ready_at_once_even_if_the_service_is_stuck() {
+    let (breaker, _clock, probe) = half_open_with_its_probe_out(None);
+    let stuck = NeverReady::default();
+    let mut service = BreakerLayer::new(Arc::clone(&breaker)).layer(stuck.clone());
+    let result = tokio::time::timeout(GUARD, send(&mut service, 200))
+        .await
+        .expect("readiness did not wait on the stuck service");
+    match result {
+        Err(CallError::Rejected(rejected)) => {
+            assert_eq!(rejected.state(), State::HalfOpen, "{rejected}")
+        }
+        other => panic!("expected a rejection, got {other:?}"),
+    }
+    assert_eq!(stuck.calls.load(Ordering::Relaxed), 0);
+    let m = breaker.metrics();
+    assert_eq!((m.probes_out, m.rejected), (1, 1));
+    // The probe's verdict still decides.
+    probe.record(Outcome::Success);
+    assert_eq!(breaker.state(), State::Closed);
+    // Closed: readiness asks the inner service again, and waits on it.
+    let waited = tokio::time::timeout(Duration::from_millis(1), service.ready()).await;
+    assert!(waited.is_err(), "closed: readiness is the inner service's");
+}
+
+#[tokio::test]
+async fn a_shed_call_reopens_a_breaker_whose_probe_ran_past_the_probe_timeout() {
+    let (breaker, clock, probe) = half_open_with_its_probe_out(Some(Duration::from_secs(5)));
+    let stuck = NeverReady::default();
+    let mut service = BreakerLayer::new(Arc::clone(&breaker)).layer(stuck.clone());
+    // Within the timeout: turned away, still half-open.
+    assert!(matches!(
+        send(&mut service, 200).await,
+        Err(CallError::Rejected(rejected)) if rejected.state() == State::HalfOpen
+    ));
+    assert_eq!(breaker.metrics().openings, 1);
+    // At the timeout the probe has not yet run past it.
+    clock.advance(Duration::from_secs(5));
+    assert!(matches!(
+        send(&mut service, 200).await,
+        Err(CallError::Rejected(rejected)) if rejected.state() == State::HalfOpen
+    ));
+    // Past it, the shed call is the one that opens the breaker again, since no caller asks
+    // for a permit any other way.
+    clock.advance(Duration::from_nanos(1));
+    match send(&mut service, 200).await {
+        Err(CallError::Rejected(rejected)) => {
+            assert_eq!(rejected.state(), State::Open, "{rejected}");
+            assert_eq!(rejected.retry_after(), Some(Duration::from_secs(1)));
+        }
+        other => panic!("expected a rejection, got {other:?}"),
+    }
+    let m = breaker.metrics();
+    assert_eq!((m.state, m.openings, m.rejected), (State::Open, 2, 3));
+    assert_eq!(stuck.calls.load(Ordering::Relaxed), 0);
+    drop(probe);
+}

@@ -28,12 +28,20 @@
 //!
 //! - **Readiness reserves nothing.** [`poll_ready`](Service::poll_ready) asks the inner service,
 //!   and the permit is taken in [`call`](Service::call): a service made ready and then dropped,
-//!   or never called, holds no permit. While the breaker is open, `poll_ready` answers at once
-//!   without waiting for the inner service (which may be stuck on the very dependency that is
-//!   down), and `call` rejects, counted as a rejection, even if the open period has ended in
-//!   between (the inner service was not made ready). A task already waiting in the inner
-//!   service's `poll_ready` when the breaker opens is not woken by the opening: it learns of it
-//!   at its next poll, when the inner service wakes it.
+//!   or never called, holds no permit. While the breaker is open, or half-open with every
+//!   probe place taken, `poll_ready` answers at once without waiting for the inner service
+//!   (which may be stuck on the very dependency that is down, or on the probe itself), and
+//!   `call` rejects, counted as a rejection, even if the open period has ended or a probe place
+//!   come free in between (the inner service was not made ready). Such a rejection still opens
+//!   the breaker again when the probes out have run past the probe timeout, as a call that
+//!   asked for a permit would. A task already waiting in the inner service's `poll_ready` when
+//!   the breaker opens is not woken by the opening: it learns of it at its next poll, when the
+//!   inner service wakes it.
+//! - **Readiness errors are passed on, not counted.** An error out of the inner service's
+//!   `poll_ready` comes back as [`CallError::Failed`] without a verdict: no call was made and
+//!   no permit taken. A service whose readiness is where the dependency fails (one that
+//!   connects in `poll_ready`) should report that failure from `call` instead, where the
+//!   breaker sees it.
 //! - **Cancellation is safe.** The permit (an [`OwnedPermit`]) moves into
 //!   the [`ResponseFuture`]; a future dropped before it completes (a client that went away, a
 //!   timeout around it, a panic elsewhere in the task) gives the permit back without a
@@ -86,7 +94,6 @@ use crate::breaker::Breaker;
 use crate::call::CallError;
 use crate::clock::{Clock, QuantaClock};
 use crate::permit::{Outcome, OwnedPermit, Rejected};
-use crate::state::State;
 
 pub use self::http::{HttpClassifier, outcome_of_status};
 
@@ -279,7 +286,7 @@ where
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         // Only a peek: no permit is taken here, so nothing can leak if `call` never comes.
-        if matches!(self.breaker.state(), State::Open | State::ForcedOpen) {
+        if self.breaker.sheds() {
             self.shedding = true;
             return Poll::Ready(Ok(()));
         }
@@ -289,9 +296,9 @@ where
 
     fn call(&mut self, request: Req) -> Self::Future {
         let kind = if std::mem::take(&mut self.shedding) {
-            // `poll_ready` found the breaker open and did not make `inner` ready, so `inner`
-            // must not be called even if the open period has ended since: rejected, and
-            // counted as such, without taking a permit.
+            // `poll_ready` found the breaker turning calls away and did not make `inner`
+            // ready, so `inner` must not be called even if the open period has ended or a
+            // probe place come free since: rejected, and counted as such, without a permit.
             Kind::Rejected {
                 rejected: self.breaker.shed(),
             }
