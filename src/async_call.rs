@@ -26,7 +26,8 @@ impl<C: Clock> Breaker<C> {
     /// [`slow_call`](crate::Builder::slow_call) limit, a call still out past the limit is
     /// judged a failure (a hung call) by the first call admitted after that, and stays one
     /// if it is cancelled later; cancelled before any call came, it counts as nothing like
-    /// any other cancelled call, however long it was out.
+    /// any other cancelled call, unless it was out more than about 100,000 limits: then its
+    /// own end judges it hung (see [`slow_call`](crate::Builder::slow_call)).
     ///
     /// # Errors
     ///

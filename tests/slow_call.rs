@@ -286,3 +286,19 @@ fn an_async_call_cancelled_past_the_limit_is_a_failure_only_once_a_later_call_ju
         "{metrics:?}"
     );
 }
+
+#[test]
+fn an_async_call_cancelled_after_a_hundred_thousand_limits_is_a_hung_call_with_no_later_call() {
+    let (breaker, clock) = breaker();
+    // So long out that its bucket's name can no longer be trusted: its own end judges it,
+    // cancelled or not (`Builder::slow_call`).
+    let call = hanging_async_call(&breaker);
+    clock.advance(LIMIT * 200_000);
+    drop(call);
+    let metrics = breaker.metrics();
+    assert_eq!(
+        (metrics.released, metrics.failures, metrics.hung_calls),
+        (0, 1, 1),
+        "{metrics:?}"
+    );
+}
