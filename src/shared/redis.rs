@@ -112,7 +112,10 @@ const LONGEST_REPLY: usize = 64 * 1024;
 /// after it was published (on the wall clock of the instance publishing the latest). Up to 512
 /// instances per name publishing within a day.
 ///
-/// Connects on first use and again after any error. After one of the socket's own (a refused
+/// Connects on first use, again after any error, and again when the connection kept from the
+/// last command is out of step: the server closed it meanwhile, or sent bytes nobody asked
+/// for, which would otherwise be read as the next command's reply. After an error of the
+/// socket's own (a refused
 /// or timed-out connect, a reply that did not come within the timeout, a reset), it connects
 /// again no sooner than the [`timeout`](RedisStore::timeout) later, and commands in between
 /// fail at once: a server that is down or silent costs a poll one timeout, not one for each
@@ -151,6 +154,30 @@ struct Connection {
     reader: BufReader<ReplyReader>,
     writer: TcpStream,
     timeout: Duration,
+}
+
+impl Connection {
+    /// Whether this connection, kept from an earlier command, can carry the next one: nothing
+    /// is left unread of what the server sent (a server that answered more than it was asked
+    /// would have that read as the next reply, and every reply after it one command late),
+    /// and the server has not closed it (as Redis does with idle clients under its `timeout`
+    /// setting). A look without waiting: the socket is nonblocking for one `peek`.
+    fn in_step(&self) -> bool {
+        if !self.reader.buffer().is_empty() {
+            return false;
+        }
+        if self.writer.set_nonblocking(true).is_err() {
+            return false;
+        }
+        let mut byte = [0; 1];
+        // `WouldBlock`: nothing to read and still open. `Ok(0)` is a close, `Ok(_)` bytes
+        // unasked for, any other error a broken socket: connect again in every case.
+        let quiet = matches!(
+            self.writer.peek(&mut byte),
+            Err(error) if error.kind() == io::ErrorKind::WouldBlock
+        );
+        self.writer.set_nonblocking(false).is_ok() && quiet
+    }
 }
 
 /// The reading end of a connection, which gives up once the reply being read is due: a
@@ -237,6 +264,8 @@ impl RedisStore {
     /// How long connecting may take, each write, and each command's whole reply, from sending
     /// the command to the reply's last byte (1 s unless set). A zero timeout is no timeout
     /// the operating system takes: every command then fails with an error that names it.
+    /// Resolving a host name is the system resolver's and not bounded by it: where a slow
+    /// resolver would hold a poll, give an IP address.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
         self
@@ -336,6 +365,9 @@ impl RedisStore {
     /// the connection, so that the next command starts from a clean one, and an error of the
     /// socket's holds off the next connect for the timeout.
     fn command(&mut self, args: &[&[u8]]) -> Result<Reply, StoreError> {
+        if self.connection.as_ref().is_some_and(|kept| !kept.in_step()) {
+            self.connection = None;
+        }
         if self.connection.is_none() {
             if let Some((retry_at, error)) = &self.broken {
                 if Instant::now() < *retry_at {
@@ -718,6 +750,68 @@ mod tests {
         );
         let error = parse(b"-NOSCRIPT No matching script\r\n").unwrap_err();
         assert_eq!(error.to_string(), "redis: NOSCRIPT No matching script");
+    }
+
+    /// A server on a local port that serves each connection it accepts with the next of
+    /// `scripts`: for each command it reads, it sends the next answer, then closes the
+    /// connection once its answers run out. The number of connections it accepted comes back
+    /// when it has served them all.
+    fn scripted_server(
+        scripts: Vec<Vec<&'static [u8]>>,
+    ) -> (String, std::thread::JoinHandle<usize>) {
+        use std::net::TcpListener;
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = listener.local_addr().unwrap().to_string();
+        let server = std::thread::spawn(move || {
+            let mut accepted = 0;
+            for answers in scripts {
+                let (mut stream, _) = listener.accept().unwrap();
+                accepted += 1;
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                for answer in answers {
+                    // One command: an array of bulk strings, read whole.
+                    let Ok(Reply::Array(_)) = read_reply(&mut reader, 0) else {
+                        break;
+                    };
+                    stream.write_all(answer).unwrap();
+                }
+            }
+            accepted
+        });
+        (address, server)
+    }
+
+    #[test]
+    fn bytes_the_server_sent_unasked_are_not_read_as_the_next_reply() {
+        // The first connection answers PING, then sends a second answer nobody asked for.
+        let (address, server) = scripted_server(vec![
+            vec![b"+PONG\r\n+PONG\r\n", b"$-1\r\n"],
+            vec![b"$-1\r\n"],
+        ]);
+        let mut store = RedisStore::new(address);
+        store.ping().unwrap();
+        // Read on that connection, the stray `+PONG` would be taken for GET's answer.
+        assert_eq!(store.opening("a").unwrap(), None);
+        drop(store);
+        assert_eq!(server.join().unwrap(), 2, "connected again");
+    }
+
+    #[test]
+    fn a_connection_the_server_closed_meanwhile_is_replaced_before_the_next_command() {
+        // The first connection answers one PING and is closed, as Redis closes idle clients.
+        let (address, server) = scripted_server(vec![vec![b"+PONG\r\n"], vec![b"+PONG\r\n"]]);
+        let mut store = RedisStore::new(address);
+        store.ping().unwrap();
+        // Let the close arrive.
+        let closed_by = Instant::now() + Duration::from_secs(5);
+        while store.connection.as_ref().is_some_and(Connection::in_step)
+            && Instant::now() < closed_by
+        {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        store.ping().unwrap();
+        drop(store);
+        assert_eq!(server.join().unwrap(), 2);
     }
 
     #[test]
