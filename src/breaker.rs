@@ -71,7 +71,14 @@ struct Control {
     /// The `slow_call` limit in nanoseconds (`u64::MAX` without one), for timed permits'
     /// verdicts. Stored before the state word's timing bit is set: see `apply_copies`.
     slow_call_nanos: AtomicU64,
+    /// The generation of the last opening applied from a store of shared openings, with
+    /// [`FROM_STORE`] set; 0 before the first. Read by every follower of the breaker, so that
+    /// none publishes such an opening as the breaker's own (`open_from_store`).
+    from_store: AtomicU64,
 }
+
+/// Marks [`Control::from_store`] as naming a generation: generation 0 is one too.
+const FROM_STORE: u64 = 1 << 32;
 
 /// What a timed permit's end makes of its outcome (`timed_verdict`).
 #[derive(Debug, Clone, Copy)]
@@ -153,6 +160,7 @@ impl<C: Clock> Breaker<C> {
                 newest_probe: NewestProbe::new(),
                 waiters: Waiters::new(),
                 slow_call_nanos: AtomicU64::new(slow_call_nanos(&settings)),
+                from_store: AtomicU64::new(0),
             }),
             window: Window::new(&settings, initial.generation()),
             stripes: Stripes::new(settings.stripes),
@@ -1322,6 +1330,31 @@ impl<C: Clock> Breaker<C> {
         self.transitions
             .closed_at
             .store(self.now(), Ordering::Relaxed);
+    }
+
+    /// [`open_externally`](Breaker::open_externally) for an opening that another instance
+    /// published and a follower applies from the store: the generation it opened, marked as
+    /// such for [`opened_from_store`](Breaker::opened_from_store), so that no follower of this
+    /// breaker (under another name, or one built again after a registry change) publishes it
+    /// as the breaker's own.
+    pub(crate) fn open_from_store(&self, duration: Duration) -> Option<u32> {
+        let generation = self.open_externally(duration)?;
+        // After the swap, and only with the generation the swap made, so the mark never
+        // names an opening of the breaker's own (a trip, which must be published). Relaxed:
+        // the mark carries nothing but its own value, and a follower that reads the state
+        // word between the swap and this store takes the opening for the breaker's own and
+        // publishes it (as before the mark existed): only one polling on another thread can.
+        self.control
+            .from_store
+            .store(FROM_STORE | u64::from(generation), Ordering::Relaxed);
+        Some(generation)
+    }
+
+    /// Whether the opening of `generation` was applied from a store of shared openings
+    /// ([`open_from_store`](Breaker::open_from_store)). The mark is of the last such opening
+    /// only, and generations are 32 bits: one 2^32 transitions later reads as marked.
+    pub(crate) fn opened_from_store(&self, generation: u32) -> bool {
+        self.control.from_store.load(Ordering::Relaxed) == FROM_STORE | u64::from(generation)
     }
 
     /// How long ago the breaker last closed, on its own clock: see `closed_at`. (For

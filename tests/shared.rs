@@ -366,6 +366,52 @@ fn a_registry_is_followed_with_the_breakers_it_gains_and_loses() {
     assert_eq!(c.breaker.state(), State::Closed);
 }
 
+#[test]
+fn an_opening_applied_under_one_name_is_not_published_under_another() {
+    let store = MemoryStore::new();
+    let (a, b) = (instance(), instance());
+    let mut follow_a = follower(&store, &a);
+    // B's breaker is followed twice: as "db", and under an alias that nobody else uses.
+    let mut follow_b = SharedOpenings::new(store.clone())
+        .follow("db", b.breaker.clone())
+        .follow("db-alias", b.breaker.clone());
+    trip(&a);
+    follow_a.poll();
+    let report = follow_b.poll();
+    assert_eq!((report.opened, report.published), (1, 0), "{report:?}");
+    assert_eq!(b.breaker.state(), State::Open);
+    assert_eq!(
+        store.clone().opening("db-alias").unwrap(),
+        None,
+        "not B's own"
+    );
+    // B's own trip, after the applied opening ended, is published under both names.
+    b.clock.advance(OPEN * 2);
+    b.breaker.try_acquire().unwrap().failure();
+    next_millisecond();
+    assert_eq!(follow_b.poll().published, 2);
+}
+
+#[test]
+fn an_opening_applied_before_a_registry_renamed_its_breaker_is_not_published() {
+    let store = MemoryStore::new();
+    let (a, b) = (instance(), instance());
+    let registry: Arc<Registry<ManualClock>> = Arc::new(Registry::default());
+    registry.insert_if_absent("db", b.breaker.clone());
+    let mut follow_a = follower(&store, &a);
+    let mut follow_registry = SharedOpenings::new(store.clone()).follow_registry(registry.clone());
+    trip(&a);
+    follow_a.poll();
+    assert_eq!(follow_registry.poll().opened, 1);
+    // The same breaker, moved to another name: a new entry, which must not take the opening
+    // that the old one applied for a trip of the breaker's own.
+    registry.remove("db");
+    registry.insert_if_absent("database", b.breaker.clone());
+    let report = follow_registry.poll();
+    assert_eq!((report.opened, report.published), (0, 0), "{report:?}");
+    assert_eq!(store.clone().opening("database").unwrap(), None);
+}
+
 /// An instance that judges the failure rate over its last 10 calls (all 10 needed), and its
 /// follower sharing windows as `name`.
 fn sharing_instance(

@@ -7,7 +7,7 @@ mod common;
 use loom::sync::Arc;
 
 use common::{Events, OPEN, Role, check_each_order, small, spawn_in, trip_and_wait};
-use hotbreaker::testing::assert_one_chain;
+use hotbreaker::testing::{self, assert_one_chain};
 use hotbreaker::{Breaker, ManualClock, State, Trigger};
 
 /// `force_open` and `reset` race a failure; two failures in a row would trip.
@@ -110,6 +110,56 @@ fn open_for_races_a_trip() {
         assert!(
             admitted || opened,
             "a rejected call means the opener came first"
+        );
+    });
+}
+
+/// A follower applies an opening from its store (`open_from_store`) while a failure trips the
+/// breaker and a second follower looks at the mark of generation 1, the opening both race to
+/// make.
+///
+/// Checks that generation 1 is marked exactly when the opening that made it came from the
+/// store, both after the threads and as the looking follower saw it while they ran: a mark
+/// it saw names an opening from the store, never the trip (which followers must publish).
+///
+/// Catches: a mark written before the swap, with the generation the opener expected to make
+/// (the trip takes that generation, and its opening is never published), and one written
+/// whether or not the opener's swap succeeded.
+#[test]
+fn an_opening_from_a_store_is_marked_and_a_trip_never_is() {
+    check_each_order(2, 3, |order| {
+        let events = Events::default();
+        let (breaker, _clock) =
+            small(|b| b.consecutive_failures(1).on_transition(events.listener()));
+        let caller: Role<bool> = {
+            let breaker = breaker.clone();
+            Box::new(move || breaker.try_acquire().map(|p| p.failure()).is_ok())
+        };
+        let from_store: Role<bool> = {
+            let breaker = breaker.clone();
+            Box::new(move || testing::open_from_store(&breaker, OPEN).is_some())
+        };
+        let looker: Role<bool> = {
+            let breaker = breaker.clone();
+            Box::new(move || testing::opened_from_store(&breaker, 1))
+        };
+        let [_, opened, seen_marked] = spawn_in(order, vec![caller, from_store, looker])[..] else {
+            unreachable!("three roles")
+        };
+
+        let mut events = events.take();
+        assert_eq!(assert_one_chain(&mut events), State::Open, "{events:?}");
+        assert_eq!(events.len(), 1, "one opening: {events:?}");
+        let by_store = events[0].trigger == Trigger::External;
+        assert_eq!(opened, by_store, "{events:?}");
+        assert_eq!(
+            testing::opened_from_store(&breaker, 1),
+            by_store,
+            "{events:?}"
+        );
+        assert!(
+            !seen_marked || by_store,
+            "a follower saw the trip marked: {events:?}"
         );
     });
 }

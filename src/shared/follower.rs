@@ -26,6 +26,8 @@ const SAME_FAILURE: Duration = Duration::from_secs(1);
 trait Followed: Send + Sync {
     fn current_opening(&self) -> Option<(u32, Duration)>;
     fn open_externally(&self, duration: Duration) -> Option<u32>;
+    fn open_from_store(&self, duration: Duration) -> Option<u32>;
+    fn opened_from_store(&self, generation: u32) -> bool;
     fn extend_opening(&self, generation: u32, open_for: Duration) -> bool;
     fn end_opening(&self, generation: u32) -> bool;
     fn closed_generation(&self) -> Option<u32>;
@@ -43,6 +45,14 @@ impl<C: Clock> Followed for Breaker<C> {
 
     fn open_externally(&self, duration: Duration) -> Option<u32> {
         Breaker::open_externally(self, duration)
+    }
+
+    fn open_from_store(&self, duration: Duration) -> Option<u32> {
+        Breaker::open_from_store(self, duration)
+    }
+
+    fn opened_from_store(&self, generation: u32) -> bool {
+        Breaker::opened_from_store(self, generation)
     }
 
     fn extend_opening(&self, generation: u32, open_for: Duration) -> bool {
@@ -435,8 +445,11 @@ impl<S: OpeningStore> SharedOpenings<S> {
         let Some((generation, remaining)) = entry.breaker.current_opening() else {
             return Ok(());
         };
+        // Applied from the store: by this entry, or by another follower of the same breaker
+        // (followed under two names, or an entry built again after a registry change).
         if Some(generation) == entry.published_generation
             || Some(generation) == entry.external_generation
+            || entry.breaker.opened_from_store(generation)
         {
             return Ok(());
         }
@@ -574,7 +587,10 @@ impl<S: OpeningStore> SharedOpenings<S> {
         let own_opening = entry
             .breaker
             .current_opening()
-            .is_some_and(|(generation, _)| Some(generation) != entry.external_generation);
+            .is_some_and(|(generation, _)| {
+                Some(generation) != entry.external_generation
+                    && !entry.breaker.opened_from_store(generation)
+            });
         if own_opening {
             entry.own_opening_seen_at = unix_millis(SystemTime::now());
         }
@@ -629,7 +645,7 @@ impl<S: OpeningStore> SharedOpenings<S> {
         }
         // A breaker still in an open period (its own, or the one applied before, which ends
         // later) is left to it, and tried again at the next poll: this deadline may outlast it.
-        if let Some(generation) = entry.breaker.open_externally(hold) {
+        if let Some(generation) = entry.breaker.open_from_store(hold) {
             entry.external_generation = Some(generation);
             entry.settled = Some(opening);
             entry.applied_at = applied_at;

@@ -23,3 +23,19 @@ pub use transitions::assert_one_chain;
 pub fn end_opening<C: crate::Clock>(breaker: &crate::Breaker<C>, generation: u32) -> bool {
     breaker.end_opening(generation)
 }
+
+/// Opens the breaker as [`shared`](crate::shared)'s follower applies an opening from its
+/// store, marked as one: for models of the mark racing the breaker's own openings. The
+/// generation it opened, if it did.
+pub fn open_from_store<C: crate::Clock>(
+    breaker: &crate::Breaker<C>,
+    duration: std::time::Duration,
+) -> Option<u32> {
+    breaker.open_from_store(duration)
+}
+
+/// Whether the opening of `generation` is marked as applied from a store, which followers
+/// then never publish as the breaker's own.
+pub fn opened_from_store<C: crate::Clock>(breaker: &crate::Breaker<C>, generation: u32) -> bool {
+    breaker.opened_from_store(generation)
+}
