@@ -124,8 +124,9 @@ struct Entry {
     /// The registry this entry came from (an index into `registries`), if any: it is dropped
     /// when the registry no longer holds this breaker under this name.
     registry: Option<usize>,
-    /// The generation this follower's last external opening made: not the breaker's own, so
-    /// never published.
+    /// The generation this follower's last external opening made, which it may make longer
+    /// or end early. (Whether to publish an opening asks the breaker's own mark instead,
+    /// `Breaker::opened_from_store`, which every follower of the breaker sees.)
     external_generation: Option<u32>,
     /// The last remote opening applied, or found answered by a recovery: dealt with once.
     settled: Option<Opening>,
@@ -448,7 +449,6 @@ impl<S: OpeningStore> SharedOpenings<S> {
         // Applied from the store: by this entry, or by another follower of the same breaker
         // (followed under two names, or an entry built again after a registry change).
         if Some(generation) == entry.published_generation
-            || Some(generation) == entry.external_generation
             || entry.breaker.opened_from_store(generation)
         {
             return Ok(());
@@ -587,10 +587,7 @@ impl<S: OpeningStore> SharedOpenings<S> {
         let own_opening = entry
             .breaker
             .current_opening()
-            .is_some_and(|(generation, _)| {
-                Some(generation) != entry.external_generation
-                    && !entry.breaker.opened_from_store(generation)
-            });
+            .is_some_and(|(generation, _)| !entry.breaker.opened_from_store(generation));
         if own_opening {
             entry.own_opening_seen_at = unix_millis(SystemTime::now());
         }
