@@ -45,7 +45,9 @@
 //! - **Cancellation is safe.** The permit (an [`OwnedPermit`]) moves into
 //!   the [`ResponseFuture`]; a future dropped before it completes (a client that went away, a
 //!   timeout around it, a panic elsewhere in the task) gives the permit back without a
-//!   verdict, so a cancelled half-open probe never leaves the breaker stuck. A panic out of the
+//!   verdict, so a cancelled half-open probe never leaves the breaker stuck (with a
+//!   [`slow_call`](crate::Builder::slow_call) limit, a call already judged hung while it was
+//!   out stays a failure, as with [`Breaker::call_async`]). A panic out of the
 //!   inner future or the classifier counts as a failure, also when something catches it and
 //!   drops the future later.
 //! - **Rejection is typed.** The service's error is [`CallError<E>`], the same error as
