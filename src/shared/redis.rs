@@ -3,7 +3,8 @@
 //! feature adds no dependency.
 
 use std::io::{self, BufRead, BufReader, Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime};
 
 use super::{
@@ -264,8 +265,8 @@ impl RedisStore {
     /// How long connecting may take, each write, and each command's whole reply, from sending
     /// the command to the reply's last byte (1 s unless set). A zero timeout is no timeout
     /// the operating system takes: every command then fails with an error that names it.
-    /// Resolving a host name is the system resolver's and not bounded by it: where a slow
-    /// resolver would hold a poll, give an IP address.
+    /// Looking up a host name is bounded by it too, separately (on a thread of its own,
+    /// which a lookup that never ends keeps; an IP address needs none).
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
         self
@@ -418,7 +419,11 @@ impl RedisStore {
         }
         let failed = |error| StoreError::with_source(format!("redis {}", self.address), error);
         let mut last_error = io::Error::new(io::ErrorKind::NotFound, "no address");
-        for address in self.address.to_socket_addrs().map_err(failed)? {
+        for address in resolve(&self.address, self.timeout, |host| {
+            host.to_socket_addrs().map(Iterator::collect)
+        })
+        .map_err(failed)?
+        {
             match TcpStream::connect_timeout(&address, self.timeout) {
                 Ok(stream) => {
                     stream
@@ -625,6 +630,39 @@ fn parse_window(instance: &[u8], value: &[u8]) -> Option<WindowShare> {
     ))
 }
 
+/// The socket addresses of `address`, looked up by `lookup` within `timeout`: an IP address
+/// at once, a host name on a thread of its own, since the system resolver takes no timeout
+/// and a slow one would hold the poll (and the drop of its `Polling`) for as long as it
+/// took. A lookup still running at the timeout is left to end on its own thread; at most
+/// one starts per timeout, as a failed connect holds off the next for that long.
+fn resolve(
+    address: &str,
+    timeout: Duration,
+    lookup: impl FnOnce(String) -> io::Result<Vec<SocketAddr>> + Send + 'static,
+) -> io::Result<Vec<SocketAddr>> {
+    if let Ok(address) = address.parse::<SocketAddr>() {
+        return Ok(vec![address]);
+    }
+    let (answer, answered) = mpsc::sync_channel(1);
+    let host = address.to_owned();
+    std::thread::Builder::new()
+        .name("hotbreaker-redis-resolve".into())
+        .spawn(move || {
+            // The receiver may have given up: then nobody needs the answer.
+            let _ = answer.send(lookup(host));
+        })?;
+    match answered.recv_timeout(timeout) {
+        Ok(addresses) => addresses,
+        Err(mpsc::RecvTimeoutError::Timeout) => Err(io::Error::new(
+            io::ErrorKind::TimedOut,
+            "resolving the host name took longer than the timeout",
+        )),
+        Err(mpsc::RecvTimeoutError::Disconnected) => Err(io::Error::other(
+            "the host name lookup ended without an answer",
+        )),
+    }
+}
+
 fn unexpected(command: &str, reply: &Reply) -> StoreError {
     StoreError::new(format!("redis answered {command} with {reply:?}"))
 }
@@ -812,6 +850,39 @@ mod tests {
         store.ping().unwrap();
         drop(store);
         assert_eq!(server.join().unwrap(), 2);
+    }
+
+    #[test]
+    fn a_host_name_is_looked_up_and_connected_to() {
+        let (address, server) = scripted_server(vec![vec![b"+PONG\r\n"]]);
+        let port = address.rsplit(':').next().unwrap();
+        let mut store = RedisStore::new(format!("localhost:{port}"));
+        store.ping().unwrap();
+        drop(store);
+        assert_eq!(server.join().unwrap(), 1);
+    }
+
+    #[test]
+    fn a_host_name_lookup_longer_than_the_timeout_is_an_error() {
+        let slow = |_host: String| {
+            std::thread::sleep(Duration::from_secs(2));
+            Ok(vec![SocketAddr::from(([127, 0, 0, 1], 6379))])
+        };
+        let error = resolve("redis.internal:6379", Duration::from_millis(20), slow).unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::TimedOut, "{error}");
+        // An IP address is not looked up.
+        let never = |_host: String| -> io::Result<Vec<SocketAddr>> { unreachable!("looked up") };
+        assert_eq!(
+            resolve("127.0.0.1:6379", Duration::from_millis(20), never).unwrap(),
+            vec![SocketAddr::from(([127, 0, 0, 1], 6379))]
+        );
+        // A lookup within the timeout gives its answer, errors included.
+        let quick = |host: String| -> io::Result<Vec<SocketAddr>> {
+            assert_eq!(host, "redis.internal:6379");
+            Err(io::Error::new(io::ErrorKind::NotFound, "no such host"))
+        };
+        let error = resolve("redis.internal:6379", Duration::from_secs(60), quick).unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::NotFound);
     }
 
     #[test]
