@@ -116,12 +116,11 @@ const LONGEST_REPLY: usize = 64 * 1024;
 /// Connects on first use, again after any error, and again when the connection kept from the
 /// last command is out of step: the server closed it meanwhile, or sent bytes nobody asked
 /// for, which would otherwise be read as the next command's reply. After an error of the
-/// socket's own (a refused
-/// or timed-out connect, a reply that did not come within the timeout, a reset), it connects
-/// again no sooner than the [`timeout`](RedisStore::timeout) later, and commands in between
-/// fail at once: a server that is down or silent costs a poll one timeout, not one for each
-/// command of each name. Plain TCP with an optional password: no TLS, no cluster, no
-/// sentinel.
+/// socket's own (a refused or timed-out connect or host name lookup, a reply that did not
+/// come within the timeout, a reset), it connects again no sooner than the
+/// [`timeout`](RedisStore::timeout) later, and commands in between fail at once: a server
+/// that is down or silent costs a poll one timeout, not one for each command of each name.
+/// Plain TCP with an optional password: no TLS, no cluster, no sentinel.
 ///
 /// # Examples
 ///
