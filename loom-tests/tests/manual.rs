@@ -75,6 +75,13 @@ fn opener(breaker: &Arc<Breaker<ManualClock>>) -> Role<bool> {
     Box::new(move || breaker.open_for(OPEN).unwrap())
 }
 
+/// The role of a call that fails (tripping a breaker of `consecutive_failures(1)`) and says
+/// whether it was let through.
+fn failing_caller(breaker: &Arc<Breaker<ManualClock>>) -> Role<bool> {
+    let breaker = Arc::clone(breaker);
+    Box::new(move || breaker.try_acquire().map(|p| p.failure()).is_ok())
+}
+
 /// `open_for` (an opening decided elsewhere) races a failure that trips the breaker.
 ///
 /// Checks that exactly one of them opens it: one opening, one transition, from `Closed`, and
@@ -89,10 +96,7 @@ fn open_for_races_a_trip() {
         let events = Events::default();
         let (breaker, _clock) =
             small(|b| b.consecutive_failures(1).on_transition(events.listener()));
-        let caller: Role<bool> = {
-            let breaker = breaker.clone();
-            Box::new(move || breaker.try_acquire().map(|p| p.failure()).is_ok())
-        };
+        let caller = failing_caller(&breaker);
         let opener = opener(&breaker);
         let [admitted, opened] = spawn_in(order, vec![caller, opener])[..] else {
             unreachable!("two roles")
@@ -131,10 +135,7 @@ fn an_opening_from_a_store_is_marked_and_a_trip_never_is() {
         let events = Events::default();
         let (breaker, _clock) =
             small(|b| b.consecutive_failures(1).on_transition(events.listener()));
-        let caller: Role<bool> = {
-            let breaker = breaker.clone();
-            Box::new(move || breaker.try_acquire().map(|p| p.failure()).is_ok())
-        };
+        let caller = failing_caller(&breaker);
         let from_store: Role<bool> = {
             let breaker = breaker.clone();
             Box::new(move || testing::open_from_store(&breaker, OPEN).is_some())
