@@ -293,13 +293,8 @@ impl<C: Clock> Breaker<C> {
                 if word.probes_out() < settings.half_open_probes {
                     // A place came free since `poll_ready` looked: retry now.
                     self.reject(State::Open, Some(Duration::ZERO))
-                } else if let Some(reopened) = settings
-                    .probe_timeout
-                    .and_then(|timeout| self.reopen_if_probes_timed_out(word, timeout))
-                {
-                    reopened
                 } else {
-                    self.reject(State::HalfOpen, None)
+                    self.reject_with_every_probe_out(word, &settings)
                 }
             }
             // Closed meanwhile, or the open period ended: only ever name a state that rejects.
@@ -672,12 +667,7 @@ impl<C: Clock> Breaker<C> {
                 State::HalfOpen => {
                     let settings = self.settings();
                     if word.probes_out() >= settings.half_open_probes {
-                        if let Some(timeout) = settings.probe_timeout {
-                            if let Some(rejected) = self.reopen_if_probes_timed_out(word, timeout) {
-                                return Err(rejected);
-                            }
-                        }
-                        return Err(self.reject(State::HalfOpen, None));
+                        return Err(self.reject_with_every_probe_out(word, &settings));
                     }
                     let next = word
                         .with_probes(word.probes_out() + 1, word.probe_successes())
@@ -726,6 +716,17 @@ impl<C: Clock> Breaker<C> {
             }
             backoff.spin();
         }
+    }
+
+    /// The rejection of a call that finds half-open `word` with every probe place taken: as
+    /// half-open, unless the probes out have run past the probe timeout, when this call opens
+    /// the breaker again ([`reopen_if_probes_timed_out`](Breaker::reopen_if_probes_timed_out)).
+    /// For a call that asked for a permit and for one the tower layer shed alike.
+    fn reject_with_every_probe_out(&self, word: StateWord, settings: &Settings) -> Rejected {
+        settings
+            .probe_timeout
+            .and_then(|timeout| self.reopen_if_probes_timed_out(word, timeout))
+            .unwrap_or_else(|| self.reject(State::HalfOpen, None))
     }
 
     /// Records that the probe `next` admits (from `word`) is admitted at `now`, before the
