@@ -863,12 +863,17 @@ mod tests {
 
     #[test]
     fn a_host_name_lookup_longer_than_the_timeout_is_an_error() {
-        let slow = |_host: String| {
-            std::thread::sleep(Duration::from_secs(2));
+        // A lookup that does not answer before the test lets it (by dropping `release`), so
+        // the timeout comes first however slow the machine is. Made inline, as without the
+        // bound, it answers after a minute instead of hanging the test, which then fails.
+        let (release, released) = mpsc::channel::<()>();
+        let stuck = move |_host: String| {
+            let _ = released.recv_timeout(Duration::from_secs(60));
             Ok(vec![SocketAddr::from(([127, 0, 0, 1], 6379))])
         };
-        let error = resolve("redis.internal:6379", Duration::from_millis(20), slow).unwrap_err();
+        let error = resolve("redis.internal:6379", Duration::from_millis(20), stuck).unwrap_err();
         assert_eq!(error.kind(), io::ErrorKind::TimedOut, "{error}");
+        drop(release);
         // An IP address is not looked up.
         let never = |_host: String| -> io::Result<Vec<SocketAddr>> { unreachable!("looked up") };
         assert_eq!(
