@@ -683,3 +683,42 @@ async fn a_shed_call_reopens_a_breaker_whose_probe_ran_past_the_probe_timeout() 
     assert_eq!(stuck.calls.load(Ordering::Relaxed), 0);
     drop(probe);
 }
+
+/// A service whose readiness fails, as one that connects in `poll_ready` would.
+#[derive(Clone, Default)]
+struct ReadinessFails {
+    calls: Arc<AtomicUsize>,
+}
+
+impl Service<u16> for ReadinessFails {
+    type Response = ();
+    type Error = &'static str;
+    type Future = Ready<Result<(), &'static str>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), &'static str>> {
+        Poll::Ready(Err("connection refused"))
+    }
+
+    fn call(&mut self, _request: u16) -> Self::Future {
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        ready(Ok(()))
+    }
+}
+
+#[test]
+fn a_readiness_error_is_passed_on_without_a_verdict() {
+    let (breaker, _) = breaker(1);
+    let inner = ReadinessFails::default();
+    let mut service = BreakerLayer::new(Arc::clone(&breaker)).layer(inner.clone());
+    let mut cx = Context::from_waker(std::task::Waker::noop());
+    match service.poll_ready(&mut cx) {
+        Poll::Ready(Err(CallError::Failed(error))) => assert_eq!(error, "connection refused"),
+        other => panic!("expected the inner readiness error, got {other:?}"),
+    }
+    // No call was made and no permit taken: the breaker saw nothing, and one failure would
+    // have tripped it.
+    let m = breaker.metrics();
+    assert_eq!((m.failures, m.probes_out, m.released), (0, 0, 0), "{m:?}");
+    assert_eq!(m.state, State::Closed);
+    assert_eq!(inner.calls.load(Ordering::Relaxed), 0);
+}
