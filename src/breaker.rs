@@ -19,7 +19,7 @@ use crate::state::{State, StateWord};
 use crate::stripes::{Counter, LocalStripe, Stripes};
 use crate::sync::{AtomicU64, Backoff, CachePadded, Ordering, Swappable, fence};
 use crate::wait::Waiters;
-use crate::window::{Judgement, TripCause, Window};
+use crate::window::{Judgement, TripCause, Windows};
 
 /// A lock-free circuit breaker.
 ///
@@ -44,7 +44,7 @@ pub struct Breaker<C: Clock = QuantaClock> {
     /// The state word and the end of the open period: read by every call, written only by
     /// transitions, so they share a line that stays in every reader's cache.
     control: CachePadded<Control>,
-    window: Window,
+    windows: Windows,
     stripes: Stripes,
     transitions: CachePadded<TransitionCounts>,
     /// Sweeps of timed calls still out (`calls_out.rs`). On a line of its own: timed calls
@@ -162,7 +162,7 @@ impl<C: Clock> Breaker<C> {
                 slow_call_nanos: AtomicU64::new(slow_call_nanos(&settings)),
                 from_store: AtomicU64::new(0),
             }),
-            window: Window::new(&settings, initial.generation()),
+            windows: Windows::new(&settings, initial.generation()),
             stripes: Stripes::new(settings.stripes),
             transitions: CachePadded::new(TransitionCounts::default()),
             calls_out: CachePadded::new(CallsOutSweeps {
@@ -521,7 +521,7 @@ impl<C: Clock> Breaker<C> {
         self.calls_out.hung.fetch_add(hung, Ordering::Release);
         for _ in 0..hung {
             match self
-                .window
+                .windows
                 .record_failure(&self.settings, generation, &self.stripes, || {
                     self.is_closed_in(generation)
                 }) {
@@ -881,7 +881,7 @@ impl<C: Clock> Breaker<C> {
     #[inline(always)]
     fn closed_success(&self, generation: u32) {
         if !self
-            .window
+            .windows
             .record_success_quickly(generation, &self.stripes)
         {
             self.closed_success_slow(generation);
@@ -894,13 +894,11 @@ impl<C: Clock> Breaker<C> {
     #[cold]
     #[inline(never)]
     fn closed_success_slow(&self, generation: u32) {
-        let judged = self.window.record_success_slow(
-            generation,
-            &self.stripes,
-            self.stripes.local(),
-            &self.settings,
-            || self.is_closed_in(generation),
-        );
+        let judged =
+            self.windows
+                .record_success_slow(generation, &self.stripes, &self.settings, || {
+                    self.is_closed_in(generation)
+                });
         if let Judgement::Trip(cause) = judged {
             self.trip(generation, cause);
         }
@@ -950,7 +948,7 @@ impl<C: Clock> Breaker<C> {
         match kind {
             PermitKind::Closed | PermitKind::ClosedCounted => {
                 let judged =
-                    self.window
+                    self.windows
                         .record_failure(&self.settings, generation, &self.stripes, || {
                             self.is_closed_in(generation)
                         });
@@ -982,7 +980,7 @@ impl<C: Clock> Breaker<C> {
     /// copied are still the ones stored (`window/mod.rs`, point 6, which holds for each of
     /// these places alone: each ends up with the copy of the settings stored last).
     fn apply_copies(&self, settings: &Settings) {
-        self.window.apply(settings);
+        self.windows.apply(settings);
         // The limit first, then the bit (release, in the compare-and-swap below): a permit
         // admitted under the bit (acquire) judges by this limit or a later one. A permit timed
         // under an earlier limit may be judged by this one; it raced the reconfiguration.
@@ -1416,7 +1414,7 @@ impl<C: Clock> Breaker<C> {
                             // A reset from closed kept that generation's window until now
                             // (point 7 in `window/mod.rs`); from any other state it was
                             // emptied before the swap.
-                            self.window.begin(&self.settings(), next.generation(), || {
+                            self.windows.begin(&self.settings(), next.generation(), || {
                                 self.is_closed_in(next.generation())
                             });
                         }
@@ -1442,7 +1440,7 @@ impl<C: Clock> Breaker<C> {
         word: StateWord,
         next: StateWord,
     ) -> bool {
-        self.window
+        self.windows
             .clear_before_closing(settings, next.generation(), word.is_closed(), || {
                 self.control.state.load(Ordering::Acquire) == word.0
             })
@@ -1508,7 +1506,7 @@ impl<C: Clock> Breaker<C> {
         let slow_calls = self.stripes.total_acquired(Counter::SlowCalls);
         let word = StateWord(self.control.state.load(Ordering::Acquire));
         let window = if word.is_closed() {
-            self.window
+            self.windows
                 .snapshot(&self.settings(), word.generation(), &self.stripes)
         } else {
             Default::default()
@@ -1544,7 +1542,7 @@ impl<C: Clock> Breaker<C> {
     /// Bytes this breaker takes, its own struct included (listeners' captures excluded).
     pub fn memory_footprint(&self) -> usize {
         std::mem::size_of::<Self>()
-            + self.window.heap_bytes()
+            + self.windows.heap_bytes()
             + self.stripes.heap_bytes()
             + std::mem::size_of_val(&*self.listeners)
     }
@@ -1643,18 +1641,27 @@ impl<C: Clock> Breaker<C> {
                 ),
             ));
         }
+        if settings.config.per_thread_windows != current.config.per_thread_windows {
+            return Err(ConfigError::new(
+                "per_thread_windows",
+                format!(
+                    "cannot change on a live breaker (it is {}), got {}",
+                    current.config.per_thread_windows, settings.config.per_thread_windows
+                ),
+            ));
+        }
         if let Some(records) = config.failure_records {
-            if records > self.window.capacity() {
+            if records > self.windows.capacity() {
                 return Err(ConfigError::new(
                     "failure_records",
                     format!(
                         "cannot grow on a live breaker (it keeps {}), got {records}",
-                        self.window.capacity()
+                        self.windows.capacity()
                     ),
                 ));
             }
         }
-        if !self.window.fits(&settings) {
+        if !self.windows.fits(&settings) {
             // The longer of the two looks back too far; name it with the length asked for.
             let (field, asked) = match (settings.failure_rate, settings.consecutive_failures) {
                 (Some(rate), Some(run)) if run > rate.window => ("consecutive_failures", run),
@@ -1665,7 +1672,7 @@ impl<C: Clock> Breaker<C> {
                 field,
                 format!(
                     "this breaker keeps {} failure records (sized when it was built; failure_records reserves more); build a new breaker for a longer window or run, got {asked}",
-                    self.window.capacity()
+                    self.windows.capacity()
                 ),
             ));
         }

@@ -153,6 +153,60 @@ impl<C: Clock> Builder<C> {
         self
     }
 
+    /// Gives every thread a failure window of its own (off by default): the rules then judge
+    /// the calls of each thread apart, and the breaker opens, for every thread, as soon as one
+    /// thread's calls meet a rule.
+    ///
+    /// With one window for the whole breaker (the default), the rules judge the last calls of
+    /// every thread together, exactly, in the order their outcomes were recorded. That costs
+    /// each failure a read of every thread's counter line and a write to the window that all
+    /// threads read: on the machine `benches/PERFORMANCE.md` describes, about 5-8 ns per call
+    /// per thread with two threads failing one call in 40, against about 2 ns with one thread.
+    /// With a window per thread, a thread's outcomes touch only its own window and its own
+    /// counter line, so two threads cost about what one does.
+    ///
+    /// What changes is what a rule counts:
+    /// - a rate rule over `W` calls judges each thread's last `W` calls (and its minimum calls
+    ///   are each thread's own), and a run of consecutive failures is a run within one thread;
+    /// - so with `k` threads sharing a dependency that goes down, the breaker opens after
+    ///   about the failures one thread needs, which is about `k` times as many calls in all as
+    ///   with one window: choose it where each thread serves its own share of the traffic
+    ///   (a thread per core), or where a few more failed calls matter less than the time;
+    /// - with one thread, nothing changes: the lesson's tables come out the same.
+    ///
+    /// Threads beyond the [`stripes`](Builder::stripes) share one more window. Everything but
+    /// the window is shared as before: one state, one open period, one set of probes, one
+    /// set of metrics. [`Metrics::window_failures`](crate::Metrics::window_failures) and
+    /// [`Metrics::window_calls`](crate::Metrics::window_calls) then sum the windows, and
+    /// [`Metrics::consecutive_failures`](crate::Metrics::consecutive_failures) is the longest
+    /// run of any of them. Each window takes its own failure records, so memory grows with
+    /// the stripes ([`Breaker::memory_footprint`](crate::Breaker::memory_footprint)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use hotbreaker::{Breaker, State};
+    ///
+    /// let breaker = Breaker::builder()
+    ///     .consecutive_failures(2)
+    ///     .per_thread_windows(true)
+    ///     .build()?;
+    /// // One failure here, one on another thread: no thread has two in a row.
+    /// let _ = breaker.call(|| Err::<(), _>("down"));
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| breaker.call(|| Err::<(), _>("down")));
+    /// });
+    /// assert_eq!(breaker.state(), State::Closed);
+    /// // A second one here is.
+    /// let _ = breaker.call(|| Err::<(), _>("down"));
+    /// assert_eq!(breaker.state(), State::Open);
+    /// # Ok::<(), hotbreaker::ConfigError>(())
+    /// ```
+    pub fn per_thread_windows(mut self, per_thread: bool) -> Self {
+        self.config.per_thread_windows = per_thread;
+        self
+    }
+
     /// Counts every success in the metrics (off by default).
     ///
     /// A success while the window holds no failure is otherwise one load and nothing more,

@@ -242,6 +242,10 @@ pub struct Config {
     /// breaker is built.
     #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
     pub failure_records: Option<usize>,
+    /// Give every thread a failure window of its own instead of one for the whole breaker
+    /// (see [`Builder::per_thread_windows`](crate::Builder::per_thread_windows)). Off by
+    /// default. Fixed once a breaker is built.
+    pub per_thread_windows: bool,
     /// Count every success in the metrics, at the cost of one store to the thread's own cache
     /// line per successful call. Off by default: then a success while the window holds no
     /// failure is loads only, and [`Metrics::successes`](crate::Metrics::successes) is `None`.
@@ -298,6 +302,7 @@ impl Default for Config {
             success_threshold: 1,
             stripes: None,
             failure_records: None,
+            per_thread_windows: false,
             count_successes: false,
             slow_call: None,
             probe_timeout: None,

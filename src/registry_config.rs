@@ -500,6 +500,8 @@ mod file {
         #[serde(skip_serializing_if = "Option::is_none", deserialize_with = "present")]
         failure_records: Option<Option<usize>>,
         #[serde(skip_serializing_if = "Option::is_none", deserialize_with = "present")]
+        per_thread_windows: Option<bool>,
+        #[serde(skip_serializing_if = "Option::is_none", deserialize_with = "present")]
         count_successes: Option<bool>,
         #[serde(skip_serializing_if = "Option::is_none", deserialize_with = "present")]
         slow_call: Option<OrOff<FileDuration>>,
@@ -539,6 +541,7 @@ mod file {
                 success_threshold,
                 stripes,
                 failure_records,
+                per_thread_windows,
                 count_successes,
                 slow_call,
                 probe_timeout,
@@ -554,6 +557,7 @@ mod file {
                 success_threshold: self.success_threshold.unwrap_or(success_threshold),
                 stripes: self.stripes.unwrap_or(stripes),
                 failure_records: self.failure_records.unwrap_or(failure_records),
+                per_thread_windows: self.per_thread_windows.unwrap_or(per_thread_windows),
                 count_successes: self.count_successes.unwrap_or(count_successes),
                 slow_call: self
                     .slow_call
@@ -579,6 +583,7 @@ mod file {
                 success_threshold,
                 stripes,
                 failure_records,
+                per_thread_windows,
                 count_successes,
                 slow_call,
                 probe_timeout,
@@ -601,6 +606,7 @@ mod file {
                 success_threshold: changed(defaults.success_threshold, success_threshold),
                 stripes: changed(defaults.stripes, stripes),
                 failure_records: changed(defaults.failure_records, failure_records),
+                per_thread_windows: changed(defaults.per_thread_windows, per_thread_windows),
                 count_successes: changed(defaults.count_successes, count_successes),
                 slow_call: or_off(duration(defaults.slow_call), duration(slow_call)),
                 probe_timeout: or_off(duration(defaults.probe_timeout), duration(probe_timeout)),

@@ -15,6 +15,7 @@ half_open_probes = 2
 success_threshold = 2
 slow_call = "250ms"
 probe_timeout = "5s"
+per_thread_windows = true
 
 [failure_rate]
 threshold = 0.5
@@ -29,6 +30,7 @@ half_open_probes: 2
 success_threshold: 2
 slow_call: 250ms
 probe_timeout: 5s
+per_thread_windows: true
 failure_rate:
   threshold: 0.5
   window: 20
@@ -42,6 +44,7 @@ const JSON: &str = r#"{
   "success_threshold": 2,
   "slow_call": "250ms",
   "probe_timeout": "5s",
+  "per_thread_windows": true,
   "failure_rate": { "threshold": 0.5, "window": 20, "minimum_calls": 10 }
 }"#;
 
@@ -58,6 +61,7 @@ fn expected() -> Config {
         success_threshold: 2,
         stripes: None,
         failure_records: None,
+        per_thread_windows: true,
         count_successes: false,
         slow_call: Some(Duration::from_millis(250)),
         probe_timeout: Some(Duration::from_secs(5)),

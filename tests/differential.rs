@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use hotbreaker::Outcome;
-use hotbreaker::testing::{ModelConfig, Op, run_differential};
+use hotbreaker::testing::{ModelConfig, Op, run_differential, run_differential_per_thread};
 use proptest::prelude::*;
 
 fn threshold() -> impl Strategy<Value = f64> {
@@ -87,6 +87,15 @@ proptest! {
     #[test]
     fn breaker_decides_like_the_reference_model(config in config(), ops in prop::collection::vec(op(), 0..400)) {
         match run_differential(&config, &ops) {
+            Ok(ran) => prop_assert!(ran, "the builder refused a valid configuration: {config:?}"),
+            Err(mismatch) => prop_assert!(false, "{mismatch}\nconfig: {config:?}"),
+        }
+    }
+
+    /// On one thread, a window per thread is the one window: the same decisions, step by step.
+    #[test]
+    fn a_window_per_thread_decides_like_the_reference_model_on_one_thread(config in config(), ops in prop::collection::vec(op(), 0..400)) {
+        match run_differential_per_thread(&config, &ops) {
             Ok(ran) => prop_assert!(ran, "the builder refused a valid configuration: {config:?}"),
             Err(mismatch) => prop_assert!(false, "{mismatch}\nconfig: {config:?}"),
         }

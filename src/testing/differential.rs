@@ -74,7 +74,35 @@ pub fn run_differential_split(
     ops: &[Op],
 ) -> Result<bool, Mismatch> {
     let clock = ManualClock::new();
-    let Ok(breaker) = breaker_config.build(clock.clone()) else {
+    let breaker = breaker_config.build(clock.clone());
+    run_on(breaker, clock, model_config, ops)
+}
+
+/// Like [`run_differential`], with a breaker that gives every thread a window of its own
+/// ([`Builder::per_thread_windows`](crate::Builder::per_thread_windows)): on one thread it
+/// must decide exactly as the sequential model does.
+///
+/// # Errors
+///
+/// The first [`Mismatch`].
+pub fn run_differential_per_thread(config: &ModelConfig, ops: &[Op]) -> Result<bool, Mismatch> {
+    let clock = ManualClock::new();
+    let breaker = config
+        .builder()
+        .count_successes(true)
+        .per_thread_windows(true)
+        .clock(clock.clone())
+        .build();
+    run_on(breaker, clock, config, ops)
+}
+
+fn run_on(
+    breaker: Result<Breaker<ManualClock>, crate::ConfigError>,
+    clock: ManualClock,
+    model_config: &ModelConfig,
+    ops: &[Op],
+) -> Result<bool, Mismatch> {
+    let Ok(breaker) = breaker else {
         return Ok(false);
     };
     let mut model = ReferenceModel::new(*model_config);

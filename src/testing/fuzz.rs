@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use arbitrary::{Result as DecodeResult, Unstructured};
 
-use super::differential::{Op, run_differential};
+use super::differential::{Op, run_differential, run_differential_per_thread};
 use super::model::ModelConfig;
 use crate::{
     Breaker, Builder, MAX_CONSECUTIVE, MAX_OPEN_DURATION, MAX_PROBES, MAX_STRIPES, MAX_WINDOW,
@@ -38,10 +38,18 @@ pub fn fuzz_differential(data: &[u8]) {
     let (config, ops) = decode_config(&mut u)
         .and_then(|config| Ok((config, decode_ops(&mut u, MAX_OPS)?)))
         .unwrap_or_else(|_| (small_config_default(), Vec::new()));
-    match run_differential(&config, &ops) {
-        Ok(true) => {}
-        Ok(false) => panic!("the builder refused a configuration in range: {config:?}"),
-        Err(mismatch) => panic!("{mismatch}\nconfig: {config:?}\nops: {ops:?}"),
+    for (windows, run) in [
+        (
+            "one window",
+            run_differential as fn(&ModelConfig, &[Op]) -> _,
+        ),
+        ("a window per thread", run_differential_per_thread),
+    ] {
+        match run(&config, &ops) {
+            Ok(true) => {}
+            Ok(false) => panic!("the builder refused a configuration in range: {config:?}"),
+            Err(mismatch) => panic!("{windows}: {mismatch}\nconfig: {config:?}\nops: {ops:?}"),
+        }
     }
 }
 

@@ -104,9 +104,12 @@
 //!    count is replaced only by a success that, after loading it (`Acquire`), finds its own
 //!    generation current on the state word (`add_shared_success`).
 
+mod per_thread;
 mod ring;
 mod rules;
 mod word;
+
+pub(crate) use per_thread::Windows;
 
 use crate::config::{FailureRate, Settings};
 use crate::stripes::{LocalStripe, Stripe, Stripes};
@@ -164,6 +167,21 @@ pub(crate) struct Window {
     /// successes need, kept here so that they never load the settings (an arc-swap load is two
     /// atomic read-modify-writes). Point 6 above.
     rules: AtomicU64,
+    /// Whose successes this window counts.
+    counts: Counts,
+}
+
+/// Whose successes a window counts: every thread's, or one stripe's threads' only (a window
+/// per thread, `per_thread.rs`). Every argument above is about "the stripes" a window counts,
+/// so it holds for either.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Counts {
+    /// Every stripe's: the window of the whole breaker. Filling successes take their numbers
+    /// on the shared stripe.
+    EveryStripe,
+    /// The stripe with this index ([`Stripes::by_index`]) alone, which also numbers the
+    /// filling successes.
+    OneStripe(u32),
 }
 
 /// Marks the branch that calls it as the unlikely one: the compiler then lays the clean
@@ -182,12 +200,45 @@ fn pack_stripe_count(generation: u32, successes: u32) -> u64 {
 }
 
 impl Window {
+    /// The window of the whole breaker: it counts the successes of every thread.
     pub(crate) fn new(settings: &Settings, generation: u32) -> Self {
+        Self::counting(settings, generation, Counts::EveryStripe)
+    }
+
+    /// A window that counts only the successes of the threads that write stripe `index`
+    /// ([`Stripes::by_index`]); those threads must record every outcome here and nowhere else.
+    pub(crate) fn for_stripe(settings: &Settings, generation: u32, index: u32) -> Self {
+        Self::counting(settings, generation, Counts::OneStripe(index))
+    }
+
+    fn counting(settings: &Settings, generation: u32, counts: Counts) -> Self {
         let capacity = (settings.failure_records as usize).next_power_of_two();
         Window {
             word: CachePadded::new(AtomicU64::new(Self::empty(settings, generation).0)),
             ring: FailureRing::new(capacity),
             rules: AtomicU64::new(Rules::of(settings).pack()),
+            counts,
+        }
+    }
+
+    /// A window that records nothing and that no success finds clean or dirty, so that
+    /// [`record_success_quickly`](Window::record_success_quickly) always declines: the
+    /// breaker's own window when every thread has a window of its own. Nothing but that quick
+    /// test may be asked of it.
+    pub(crate) fn declining() -> Self {
+        Window {
+            word: CachePadded::new(AtomicU64::new(WindowWord::DECLINING)),
+            ring: FailureRing::new(1),
+            rules: AtomicU64::new(0),
+            counts: Counts::EveryStripe,
+        }
+    }
+
+    /// The stripe whose read-modify-writes number this window's filling successes.
+    fn numbering_stripe<'s>(&self, stripes: &'s Stripes) -> &'s Stripe {
+        match self.counts {
+            Counts::EveryStripe => stripes.shared(),
+            Counts::OneStripe(index) => stripes.by_index(index),
         }
     }
 
@@ -418,6 +469,9 @@ impl Window {
                 (g, count) if g == generation => count,
                 _ => 0,
             };
+        if let Counts::OneStripe(index) = self.counts {
+            return count(stripes.by_index(index));
+        }
         // The shared stripe, then a loop over the owned ones: summed through `Stripes::all`'s
         // `chain` instead, this took 11-12 more instructions per failure under callgrind.
         let mut total = count(stripes.shared());
@@ -584,7 +638,8 @@ impl Window {
         is_current: &impl Fn() -> bool,
     ) -> Judgement {
         let tag = generation_tag(generation);
-        let Some(number) = Self::add_shared_success(stripes.shared(), generation, is_current)
+        let Some(number) =
+            Self::add_shared_success(self.numbering_stripe(stripes), generation, is_current)
         else {
             return Judgement::Stale;
         };

@@ -79,6 +79,13 @@ pub(super) fn generation_tag(generation: u32) -> u32 {
 pub(super) struct WindowWord(pub(super) u64);
 
 impl WindowWord {
+    /// The word of a window that declines every success ([`super::Window::declining`]): its
+    /// mode bits are 3, which no mode has, so it is neither clean nor dirty for any
+    /// generation.
+    pub(super) const DECLINING: u64 = u64::MAX;
+}
+
+impl WindowWord {
     /// An empty window for `generation`.
     ///
     /// Generations `2^13` apart share a tag, and the window is emptied at each closing, so an

@@ -1,0 +1,207 @@
+//! The breaker's failure windows: one for the whole breaker, or one per counter stripe.
+//!
+//! With one window (the default), every thread's outcomes go to it, and a failure reads every
+//! stripe to learn its exact position among all calls (`mod.rs`). With a window per thread
+//! (`Config::per_thread_windows`), stripe `i`'s threads record into window `i` alone, which
+//! counts stripe `i`'s successes alone; threads without a stripe of their own share the
+//! shared stripe's window. A thread with a stripe then writes only its own stripe and its own
+//! window, and reads no other thread's line, so the window's cost does not grow with the
+//! threads.
+//!
+//! Each window is the same [`Window`], and every argument of `mod.rs` holds for each alone:
+//! the stripes it speaks of are the one stripe that window counts. What ties them together:
+//!
+//! - *Which window.* A thread's window and the stripe it counts in come from one lookup of the
+//!   thread's slot ([`Stripes::local_indexed`], or [`Stripes::thread_stripe`], which finds the
+//!   same slot), so a thread never counts successes in a stripe its window does not read. A
+//!   slot handed to another thread hands over its window with it; the registry orders the old
+//!   owner's last write before the new owner's first (`stripes.rs`).
+//! - *Transitions* clear every window, each as `mod.rs` clears the one: [`Windows::begin`]
+//!   (point 5) and [`Windows::clear_before_closing`] (point 7) do to each window what they
+//!   did to the one, and the argument of each point is about one window and the state word.
+//!   A closing that finds the state changed half-way has cleared some windows and not the
+//!   others; each window it cleared was cleared while the state was unchanged, which is what
+//!   point 7 asks of it, and the others are left as a losing closing leaves its window.
+//! - *The breaker-wide window* is then [`Window::declining`]: its word is neither clean nor
+//!   dirty for any generation, so the healthy path's one test (which loads it) sends every
+//!   success out of line, to [`Windows::record_success_slow`]. Nothing else touches it.
+
+use super::{Judgement, Window, WindowSnapshot};
+use crate::config::Settings;
+use crate::stripes::{LocalStripe, SHARED_INDEX, Stripes};
+use crate::sync::Swappable;
+
+pub(crate) struct Windows {
+    /// The window of the whole breaker; [`Window::declining`] with a window per thread.
+    whole: Window,
+    /// With a window per thread: one per owned stripe, in the stripes' order, then the shared
+    /// stripe's. Empty otherwise.
+    per_thread: Box<[Window]>,
+}
+
+impl Windows {
+    pub(crate) fn new(settings: &Settings, generation: u32) -> Self {
+        if !settings.config.per_thread_windows {
+            return Windows {
+                whole: Window::new(settings, generation),
+                per_thread: Box::default(),
+            };
+        }
+        let per_thread = (0..settings.stripes)
+            .chain(std::iter::once(SHARED_INDEX))
+            .map(|index| Window::for_stripe(settings, generation, index))
+            .collect();
+        Windows {
+            whole: Window::declining(),
+            per_thread,
+        }
+    }
+
+    /// Every window outcomes are recorded in.
+    fn in_use(&self) -> &[Window] {
+        if self.per_thread.is_empty() {
+            std::slice::from_ref(&self.whole)
+        } else {
+            &self.per_thread
+        }
+    }
+
+    /// The window of the threads of stripe `index` (from [`Stripes::local_indexed`]).
+    fn of_stripe(&self, index: u32) -> &Window {
+        match self.per_thread.get(index as usize) {
+            Some(window) => window,
+            // The shared stripe's window is the last; with one window, it is the only one.
+            None => self.per_thread.last().unwrap_or(&self.whole),
+        }
+    }
+
+    /// [`Window::record_success_quickly`] of the window of the whole breaker: with a window
+    /// per thread it always declines, and the success goes to
+    /// [`record_success_slow`](Windows::record_success_slow).
+    #[inline(always)]
+    pub(crate) fn record_success_quickly(&self, generation: u32, stripes: &Stripes) -> bool {
+        self.whole.record_success_quickly(generation, stripes)
+    }
+
+    /// Records a success that [`record_success_quickly`](Windows::record_success_quickly)
+    /// declined: in the window of the whole breaker, or in this thread's own window, first on
+    /// its quick path.
+    pub(crate) fn record_success_slow(
+        &self,
+        generation: u32,
+        stripes: &Stripes,
+        settings: &Swappable<Settings>,
+        is_current: impl Fn() -> bool,
+    ) -> Judgement {
+        if self.per_thread.is_empty() {
+            return self.whole.record_success_slow(
+                generation,
+                stripes,
+                stripes.local(),
+                settings,
+                is_current,
+            );
+        }
+        let (index, stripe) = stripes.local_indexed();
+        let window = self.of_stripe(index);
+        if window.record_success_quickly(generation, stripes) {
+            return Judgement::Keep;
+        }
+        let local = if index == SHARED_INDEX {
+            LocalStripe::Shared(stripe)
+        } else {
+            LocalStripe::Owned(stripe)
+        };
+        window.record_success_slow(generation, stripes, local, settings, is_current)
+    }
+
+    /// Records a failure in the window of the whole breaker, or in this thread's own.
+    #[inline(always)]
+    pub(crate) fn record_failure(
+        &self,
+        settings: &Swappable<Settings>,
+        generation: u32,
+        stripes: &Stripes,
+        is_current: impl Fn() -> bool,
+    ) -> Judgement {
+        let window = if self.per_thread.is_empty() {
+            &self.whole
+        } else {
+            self.of_stripe(stripes.local_indexed().0)
+        };
+        window.record_failure(settings, generation, stripes, is_current)
+    }
+
+    /// [`Window::apply`] to every window.
+    pub(crate) fn apply(&self, settings: &Settings) {
+        for window in self.in_use() {
+            window.apply(settings);
+        }
+    }
+
+    /// [`Window::begin`] for every window.
+    pub(crate) fn begin(
+        &self,
+        settings: &Settings,
+        generation: u32,
+        is_current: impl Fn() -> bool,
+    ) {
+        for window in self.in_use() {
+            window.begin(settings, generation, &is_current);
+        }
+    }
+
+    /// [`Window::clear_before_closing`] for every window, until one finds the state changed
+    /// (see the module's docs).
+    pub(crate) fn clear_before_closing(
+        &self,
+        settings: &Settings,
+        generation: u32,
+        from_closed: bool,
+        unchanged: impl Fn() -> bool,
+    ) -> bool {
+        self.in_use().iter().all(|window| {
+            window.clear_before_closing(settings, generation, from_closed, &unchanged)
+        })
+    }
+
+    /// What the windows hold: with a window per thread, their failures and calls summed, and
+    /// the longest run of any.
+    pub(crate) fn snapshot(
+        &self,
+        settings: &Settings,
+        generation: u32,
+        stripes: &Stripes,
+    ) -> WindowSnapshot {
+        self.in_use()
+            .iter()
+            .map(|window| window.snapshot(settings, generation, stripes))
+            .fold(WindowSnapshot::default(), |sum, one| WindowSnapshot {
+                failures: sum.failures.saturating_add(one.failures),
+                calls: sum.calls.saturating_add(one.calls),
+                consecutive_failures: sum.consecutive_failures.max(one.consecutive_failures),
+            })
+    }
+
+    /// Whether `settings` can be applied to every window ([`Window::fits`]).
+    pub(crate) fn fits(&self, settings: &Settings) -> bool {
+        self.in_use().iter().all(|window| window.fits(settings))
+    }
+
+    /// Failure records each window keeps.
+    pub(crate) fn capacity(&self) -> usize {
+        self.in_use()[0].capacity()
+    }
+
+    /// Heap memory the windows take, in bytes: the per-thread windows themselves and every
+    /// window's failure records.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        std::mem::size_of_val(&*self.per_thread)
+            + self.whole.heap_bytes()
+            + self
+                .per_thread
+                .iter()
+                .map(Window::heap_bytes)
+                .sum::<usize>()
+    }
+}
