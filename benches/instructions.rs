@@ -7,7 +7,8 @@
 //!
 //! PATH is one of `bare`, `healthy`, `lesson20`, `lesson100`, `rejection`, `failure_run`,
 //! `failure_rate20` (the paths (a), (b), (c) and (d) of `benches/overhead`, single-threaded,
-//! with the same settings). Each path is set up
+//! with the same settings), or `healthy_per_thread`, `lesson20_per_thread` (the same with a
+//! window per thread). Each path is set up
 //! and warmed up first, then run by a function whose name starts with `measured_`: callgrind
 //! collects only inside it (`--toggle-collect`), so set-up, the clock's calibration and the
 //! thread's first call do not count. Nothing here is timed.
@@ -22,9 +23,15 @@ use calls::{FAIL_EVERY, LessonDay, MostlyFailing, Reply, succeed};
 use hotbreaker::{Breaker, CallError};
 
 fn breaker(window: usize) -> Breaker {
+    breaker_with(window, false)
+}
+
+/// With `per_thread`, a window per thread (`Builder::per_thread_windows`).
+fn breaker_with(window: usize, per_thread: bool) -> Breaker {
     Breaker::builder()
         .failure_rate(0.5, window)
         .open_duration(Duration::from_secs(3600))
+        .per_thread_windows(per_thread)
         .build()
         .expect("valid settings")
 }
@@ -92,8 +99,8 @@ fn failure(breaker: Breaker, success_every: u32, calls: u64) {
     );
 }
 
-fn lesson(window: usize, calls: u64) {
-    let breaker = breaker(window);
+fn lesson(window: usize, per_thread: bool, calls: u64) {
+    let breaker = breaker_with(window, per_thread);
     let mut day = LessonDay::new(0);
     // Past the filling window and into the repeating pattern, at a failure's boundary.
     for _ in 0..100 * u64::from(FAIL_EVERY) {
@@ -116,15 +123,15 @@ fn main() {
         [] => return, // `cargo bench` with no arguments: nothing to count
         _ => {
             eprintln!(
-                "usage: instructions bare|healthy|lesson20|lesson100|rejection|failure_run|failure_rate20 CALLS"
+                "usage: instructions bare|healthy|healthy_per_thread|lesson20|lesson20_per_thread|lesson100|rejection|failure_run|failure_rate20 CALLS"
             );
             std::process::exit(2);
         }
     };
     match path {
         "bare" => measured_bare(calls),
-        "healthy" => {
-            let breaker = breaker(100);
+        "healthy" | "healthy_per_thread" => {
+            let breaker = breaker_with(100, path == "healthy_per_thread");
             // Past the filling window (with calls of their own: `measured_healthy` must be the
             // one call site of its `call`, so that it is inlined there as in an application).
             for _ in 0..1000 {
@@ -132,7 +139,8 @@ fn main() {
             }
             measured_healthy(&breaker, calls);
         }
-        "lesson20" => lesson(20, calls),
+        "lesson20" => lesson(20, false, calls),
+        "lesson20_per_thread" => lesson(20, true, calls),
         "failure_run" => {
             let breaker = Breaker::builder()
                 .consecutive_failures(1001)
@@ -147,7 +155,7 @@ fn main() {
                 .expect("valid settings");
             failure(breaker, 10, calls);
         }
-        "lesson100" => lesson(100, calls),
+        "lesson100" => lesson(100, false, calls),
         "rejection" => {
             let breaker = breaker(20);
             while !matches!(breaker.call(|| Reply::Err(0)), Err(CallError::Rejected(_))) {}

@@ -294,6 +294,14 @@ impl Stripes {
             .map(|padded| &**padded)
     }
 
+    /// The index of this thread's own stripe, if it has one here; claims nothing, as
+    /// [`thread_stripe`](Stripes::thread_stripe).
+    #[inline(always)]
+    pub(crate) fn thread_index(&self) -> Option<usize> {
+        let slot = slot_as_is() as usize;
+        (slot < self.owned.len()).then_some(slot)
+    }
+
     /// [`local`](Stripes::local) for a thread that has no stripe here yet: it claims a slot
     /// if it has none, and shares the common stripe if the slot is beyond these.
     #[cold]

@@ -84,6 +84,34 @@ impl Guard for Hot {
     }
 }
 
+/// This crate with a window per thread (`Builder::per_thread_windows`): each thread's calls
+/// judged apart, one state for all.
+pub struct HotPerThread(pub Breaker);
+
+impl Guard for HotPerThread {
+    const NAME: &'static str = "hotbreaker, window per thread";
+
+    fn with_window(window: u32) -> Self {
+        HotPerThread(
+            Breaker::builder()
+                .failure_rate(0.5, window as usize)
+                .open_duration(OPEN_FOR)
+                .per_thread_windows(true)
+                .build()
+                .expect("valid settings"),
+        )
+    }
+
+    #[inline(always)]
+    fn run(&self, op: impl FnOnce() -> Reply) -> Option<Reply> {
+        match self.0.call(op) {
+            Ok(value) => Some(Ok(value)),
+            Err(CallError::Failed(error)) => Some(Err(error)),
+            Err(CallError::Rejected(_)) => None,
+        }
+    }
+}
+
 /// recloser 1.4: a ring of outcomes behind an epoch-protected state pointer.
 pub struct Recloser(recloser::Recloser);
 

@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::calls::{LessonDay, succeed};
-use crate::contenders::{Bare, Guard, Hot, Recloser};
+use crate::contenders::{Bare, Guard, Hot, HotPerThread, Recloser};
 
 /// Calls per block: long enough that reading the clock around it costs nothing measurable.
 const BLOCK: u64 = 10_000;
@@ -30,6 +30,8 @@ const DURATION: Duration = Duration::from_secs(2);
 pub struct Pair {
     pub label: &'static str,
     pub threads: usize,
+    /// Which hotbreaker: one window, or a window per thread.
+    pub subject_name: &'static str,
     pub baseline_name: &'static str,
     pub baseline: f64,
     pub subject: f64,
@@ -174,28 +176,8 @@ fn block(call: &mut impl FnMut()) -> f64 {
 pub fn run() -> Vec<Pair> {
     let mut pairs = Vec::new();
     for threads in [1, 2] {
-        let healthy = Hot::with_window(100);
-        let (baseline, subject, measured) = measure(
-            threads,
-            |_| {
-                || {
-                    black_box(Bare.run(succeed));
-                }
-            },
-            |_| {
-                || {
-                    black_box(healthy.run(succeed));
-                }
-            },
-        );
-        pairs.push(Pair {
-            label: "(a) healthy: no failures",
-            threads,
-            baseline_name: Bare::NAME,
-            baseline,
-            subject,
-            measured,
-        });
+        pairs.push(healthy_pair::<Hot>(threads));
+        pairs.push(healthy_pair::<HotPerThread>(threads));
         let open = Hot::with_window(20);
         open.trip();
         let clock = quanta::Clock::new();
@@ -215,6 +197,7 @@ pub fn run() -> Vec<Pair> {
         pairs.push(Pair {
             label: "(c) open: rejection",
             threads,
+            subject_name: Hot::NAME,
             baseline_name: "one `quanta raw` clock read",
             baseline,
             subject,
@@ -224,17 +207,52 @@ pub fn run() -> Vec<Pair> {
             (20, "(b) 2.5 % failures, rate over 20"),
             (100, "(b) 2.5 % failures, rate over 100"),
         ] {
-            pairs.push(lesson_pair::<Bare>(threads, window, label));
-            pairs.push(lesson_pair::<Recloser>(threads, window, label));
+            pairs.push(lesson_pair::<Bare, Hot>(threads, window, label));
+            pairs.push(lesson_pair::<Recloser, Hot>(threads, window, label));
+            pairs.push(lesson_pair::<Bare, HotPerThread>(threads, window, label));
+            pairs.push(lesson_pair::<Recloser, HotPerThread>(
+                threads, window, label,
+            ));
         }
     }
     pairs
 }
 
-/// The lesson's healthy day through `G` and through hotbreaker, each guard fresh and shared
-/// by the threads, each thread at its own point of the pattern.
-fn lesson_pair<G: Guard + Sync>(threads: usize, window: u32, label: &'static str) -> Pair {
-    let (peer, hot) = (G::with_window(window), Hot::with_window(window));
+/// A day with no failures through hotbreaker `H`, against the bare call.
+fn healthy_pair<H: Guard + Sync>(threads: usize) -> Pair {
+    let healthy = H::with_window(100);
+    let (baseline, subject, measured) = measure(
+        threads,
+        |_| {
+            || {
+                black_box(Bare.run(succeed));
+            }
+        },
+        |_| {
+            || {
+                black_box(healthy.run(succeed));
+            }
+        },
+    );
+    Pair {
+        label: "(a) healthy: no failures",
+        threads,
+        subject_name: H::NAME,
+        baseline_name: Bare::NAME,
+        baseline,
+        subject,
+        measured,
+    }
+}
+
+/// The lesson's healthy day through `G` and through hotbreaker `H`, each guard fresh and
+/// shared by the threads, each thread at its own point of the pattern.
+fn lesson_pair<G: Guard + Sync, H: Guard + Sync>(
+    threads: usize,
+    window: u32,
+    label: &'static str,
+) -> Pair {
+    let (peer, hot) = (G::with_window(window), H::with_window(window));
     let (baseline, subject, measured) = measure(
         threads,
         |thread| {
@@ -255,6 +273,7 @@ fn lesson_pair<G: Guard + Sync>(threads: usize, window: u32, label: &'static str
     Pair {
         label,
         threads,
+        subject_name: H::NAME,
         baseline_name: G::NAME,
         baseline,
         subject,

@@ -9,13 +9,14 @@ use hotbreaker::{Breaker, ManualClock};
 
 use crate::calls::{LessonDay, MostlyFailing, succeed};
 use crate::contended;
-use crate::contenders::{Bare, BreakerCrate, Failsafe, Guard, Hot, Naive, Recloser};
+use crate::contenders::{Bare, BreakerCrate, Failsafe, Guard, Hot, HotPerThread, Naive, Recloser};
 
 /// Runs `$f::<G>($args)` for every contender, in the report's column order.
 macro_rules! for_each_contender {
     ($f:ident, $($arg:expr),*) => {{
         $f::<Bare>($($arg),*);
         $f::<Hot>($($arg),*);
+        $f::<HotPerThread>($($arg),*);
         $f::<Recloser>($($arg),*);
         $f::<Failsafe>($($arg),*);
         $f::<BreakerCrate>($($arg),*);

@@ -75,12 +75,35 @@ impl Windows {
         }
     }
 
-    /// [`Window::record_success_quickly`] of the window of the whole breaker: with a window
-    /// per thread it always declines, and the success goes to
-    /// [`record_success_slow`](Windows::record_success_slow).
+    /// [`Window::record_success_quickly`] of the window of the whole breaker, or, with a
+    /// window per thread (whose whole window is [`Window::declining`]), of this thread's own
+    /// window. Whatever neither records goes to
+    /// [`record_success_slow`](Windows::record_success_slow). The one-window breaker's
+    /// healthy path is the first test alone; the per-thread breaker's is the second, then
+    /// the same test on its own window.
     #[inline(always)]
     pub(crate) fn record_success_quickly(&self, generation: u32, stripes: &Stripes) -> bool {
-        self.whole.record_success_quickly(generation, stripes)
+        let raw = self.whole.load_for_success();
+        if Window::is_clean_for(raw, generation) {
+            return true;
+        }
+        // Not clean: with one window, off the healthy path (the compiler lays it out of the
+        // way, as `Window::record_success_quickly` does).
+        super::a_failure_is_in_view();
+        if Window::is_dirty_for(raw, generation) {
+            return Window::record_dirty_success_quickly(generation, stripes);
+        }
+        // The declining word, tested after the dirty one so that a one-window breaker's
+        // aging success does not pay for it.
+        if Window::is_declining(raw) {
+            // Empty with one window, and never found here then. A thread without a stripe of
+            // its own (yet) goes the slow way, which claims one.
+            return match stripes.thread_index().and_then(|i| self.per_thread.get(i)) {
+                Some(window) => window.record_success_quickly(generation, stripes),
+                None => false,
+            };
+        }
+        false
     }
 
     /// Records a success that [`record_success_quickly`](Windows::record_success_quickly)
