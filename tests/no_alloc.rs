@@ -117,6 +117,25 @@ fn no_call_path_allocates() {
 }
 
 #[test]
+fn no_call_path_allocates_with_a_window_per_thread() {
+    let rules = |clock| {
+        Breaker::builder()
+            .failure_rate(0.5, 20)
+            .consecutive_failures(5)
+            .open_duration(Duration::from_millis(10))
+            .per_thread_windows(true)
+            .on_transition(|_| {})
+            .clock(clock)
+            .build()
+            .unwrap()
+    };
+    assert_eq!(
+        allocations_after_warm_up(8, rules, one_failure, exercise_every_path),
+        [0; 8]
+    );
+}
+
+#[test]
 fn no_call_path_allocates_with_calls_timed_and_hung_calls_swept() {
     let timed = |clock| {
         Breaker::builder()

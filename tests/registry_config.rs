@@ -136,6 +136,11 @@ fn written_out_a_configuration_reads_back_the_same() {
     config.breakers.get_mut("users-db").unwrap().stripes = Some(4);
     config.breakers.get_mut("payments").unwrap().probe_timeout = Some(Duration::from_secs(2));
     config.breakers.get_mut("payments").unwrap().count_successes = true;
+    config
+        .breakers
+        .get_mut("payments")
+        .unwrap()
+        .per_thread_windows = true;
     let text = toml::to_string(&config).unwrap();
     assert_eq!(
         RegistryConfig::from_toml_str(&text).unwrap(),
@@ -148,6 +153,7 @@ fn written_out_a_configuration_reads_back_the_same() {
         "{text}"
     );
     assert!(text.contains("failure_rate = \"off\""), "{text}");
+    assert!(text.contains("per_thread_windows = true"), "{text}");
 }
 
 #[test]

@@ -73,7 +73,12 @@ pub fn fuzz_configuration(data: &[u8]) {
         (Ok(breaker), Ok(model)) => {
             assert!(breaker.memory_footprint() > 0);
             // The same settings again, now through the differential harness, with the ops.
-            if let Err(mismatch) = run_differential(&model, &ops) {
+            let differential = if settings.per_thread_windows {
+                run_differential_per_thread
+            } else {
+                run_differential
+            };
+            if let Err(mismatch) = differential(&model, &ops) {
                 panic!("{mismatch}\nsettings: {settings:?}\nops: {ops:?}");
             }
         }
@@ -387,6 +392,7 @@ struct RawSettings {
     slow_call: Option<Duration>,
     probe_timeout: Option<Duration>,
     open_backoff: Option<(f64, Duration)>,
+    per_thread_windows: bool,
 }
 
 impl RawSettings {
@@ -407,6 +413,7 @@ impl RawSettings {
             slow_call: option(u, duration)?,
             probe_timeout: option(u, duration)?,
             open_backoff: option(u, |u| Ok((multiplier(u)?, duration(u)?)))?,
+            per_thread_windows: u.arbitrary()?,
         })
     }
 
@@ -444,7 +451,7 @@ impl RawSettings {
         if let Some((multiplier, max)) = self.open_backoff {
             builder = builder.open_backoff(multiplier, max);
         }
-        builder
+        builder.per_thread_windows(self.per_thread_windows)
     }
 
     /// The builder's documented rules, written out independently of it: the equivalent
