@@ -174,7 +174,12 @@ impl<C: Clock> Builder<C> {
     ///   (a thread per core), or where a few more failed calls matter less than the time;
     /// - with one thread, nothing changes: the lesson's tables come out the same.
     ///
-    /// Threads beyond the [`stripes`](Builder::stripes) share one more window. Everything but
+    /// A thread takes its stripe, and with it its window, at its first call into any breaker,
+    /// including reads such as [`Breaker::metrics`](crate::Breaker::metrics) and
+    /// [`Breaker::config`](crate::Breaker::config), and keeps it until it exits; threads
+    /// beyond the [`stripes`](Builder::stripes) share one more window, whose calls are judged
+    /// together. So give a breaker at least as many stripes as threads that call it, counting
+    /// those that only read its metrics. Everything but
     /// the window is shared as before: one state, one open period, one set of probes, one
     /// set of metrics. [`Metrics::window_failures`](crate::Metrics::window_failures) and
     /// [`Metrics::window_calls`](crate::Metrics::window_calls) then sum the windows, and

@@ -474,23 +474,28 @@ fn goals(out: &mut String, m: &Medians, pairs: &[Pair]) {
 fn memory(out: &mut String) {
     let _ = writeln!(
         out,
-        "\n## Memory per breaker, bytes (`Breaker::memory_footprint`, no listeners)\n\n| rule | default stripes on this machine | 4 stripes | 64 stripes |\n|---|---:|---:|---:|"
+        "\n## Memory per breaker, bytes (`Breaker::memory_footprint`, no listeners)\n\n| rule | windows | default stripes on this machine | 4 stripes | 64 stripes |\n|---|---|---:|---:|---:|"
     );
     for window in [20, 100, 1000] {
-        let size = |stripes: Option<usize>| {
-            let builder = Breaker::builder().failure_rate(0.5, window);
-            let builder = match stripes {
-                Some(n) => builder.stripes(n),
-                None => builder,
+        for per_thread in [false, true] {
+            let size = |stripes: Option<usize>| {
+                let builder = Breaker::builder()
+                    .failure_rate(0.5, window)
+                    .per_thread_windows(per_thread);
+                let builder = match stripes {
+                    Some(n) => builder.stripes(n),
+                    None => builder,
+                };
+                builder.build().expect("valid settings").memory_footprint()
             };
-            builder.build().expect("valid settings").memory_footprint()
-        };
-        let _ = writeln!(
-            out,
-            "| rate over {window} calls | {} | {} | {} |",
-            size(None),
-            size(Some(4)),
-            size(Some(64))
-        );
+            let windows = if per_thread { "one per thread" } else { "one" };
+            let _ = writeln!(
+                out,
+                "| rate over {window} calls | {windows} | {} | {} | {} |",
+                size(None),
+                size(Some(4)),
+                size(Some(64))
+            );
+        }
     }
 }
