@@ -294,12 +294,12 @@ impl Stripes {
             .map(|padded| &**padded)
     }
 
-    /// The index of this thread's own stripe, if it has one here; claims nothing, as
+    /// This thread's slot number, which may be beyond these stripes, or a sentinel above
+    /// every slot if it has none (yet); claims nothing, as
     /// [`thread_stripe`](Stripes::thread_stripe).
     #[inline(always)]
-    pub(crate) fn thread_index(&self) -> Option<usize> {
-        let slot = slot_as_is() as usize;
-        (slot < self.owned.len()).then_some(slot)
+    pub(crate) fn thread_slot(&self) -> usize {
+        slot_as_is() as usize
     }
 
     /// [`local`](Stripes::local) for a thread that has no stripe here yet: it claims a slot

@@ -96,9 +96,11 @@ impl Windows {
         // The declining word, tested after the dirty one so that a one-window breaker's
         // aging success does not pay for it.
         if Window::is_declining(raw) {
-            // Empty with one window, and never found here then. A thread without a stripe of
-            // its own (yet) goes the slow way, which claims one.
-            return match stripes.thread_index().and_then(|i| self.per_thread.get(i)) {
+            // Empty with one window, and never found here then. Indexed by the thread's slot
+            // alone: slot `i` below the stripes owns stripe and window `i`; the slot just past
+            // them finds the shared stripe's window, the last, which is that thread's too;
+            // a thread further on, or without a slot yet, goes the slow way.
+            return match self.per_thread.get(stripes.thread_slot()) {
                 Some(window) => window.record_success_quickly(generation, stripes),
                 None => false,
             };
