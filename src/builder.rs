@@ -179,9 +179,10 @@ impl<C: Clock> Builder<C> {
     /// [`Breaker::config`](crate::Breaker::config), and keeps it until it exits; threads
     /// beyond the [`stripes`](Builder::stripes) share one more window, whose calls are judged
     /// together. So give a breaker at least as many stripes as threads that call it, counting
-    /// those that only read its metrics. Everything but
-    /// the window is shared as before: one state, one open period, one set of probes, one
-    /// set of metrics. [`Metrics::window_failures`](crate::Metrics::window_failures) and
+    /// those that only read its metrics.
+    ///
+    /// Everything but the window is shared as before: one state, one open period, one set of
+    /// probes, one set of metrics. [`Metrics::window_failures`](crate::Metrics::window_failures) and
     /// [`Metrics::window_calls`](crate::Metrics::window_calls) then sum the windows, and
     /// [`Metrics::consecutive_failures`](crate::Metrics::consecutive_failures) is the longest
     /// run of any of them. Each window takes its own failure records, so memory grows with

@@ -11,11 +11,16 @@
 //! Each window is the same [`Window`], and every argument of `mod.rs` holds for each alone:
 //! the stripes it speaks of are the one stripe that window counts. What ties them together:
 //!
-//! - *Which window.* A thread's window and the stripe it counts in come from one lookup of the
-//!   thread's slot ([`Stripes::local_indexed`], or [`Stripes::thread_stripe`], which finds the
-//!   same slot), so a thread never counts successes in a stripe its window does not read. A
-//!   slot handed to another thread hands over its window with it; the registry orders the old
-//!   owner's last write before the new owner's first (`stripes.rs`).
+//! - *Which window.* A thread's window and the stripe it counts in come from its slot: slot
+//!   `i` below the stripes has window `i` and stripe `i`, and every other thread the shared
+//!   stripe's window (the last) and the shared stripe. The quick path indexes the windows by
+//!   the slot as it is ([`Stripes::thread_slot`]): the slot just past the stripes finds the
+//!   last window, which is that thread's, and its dirty path declines, having no stripe of its
+//!   own; a thread further on or without a slot yet goes the slow way, which claims a slot
+//!   first ([`Stripes::local_indexed`]) and picks the window by the same index. So a thread
+//!   never counts successes in a stripe its window does not read. A slot handed to another
+//!   thread hands over its window with it; the registry orders the old owner's last write
+//!   before the new owner's first (`stripes.rs`).
 //! - *Transitions* clear every window, each as `mod.rs` clears the one: [`Windows::begin`]
 //!   (point 5) and [`Windows::clear_before_closing`] (point 7) do to each window what they
 //!   did to the one, and the argument of each point is about one window and the state word.
@@ -23,8 +28,10 @@
 //!   others; each window it cleared was cleared while the state was unchanged, which is what
 //!   point 7 asks of it, and the others are left as a losing closing leaves its window.
 //! - *The breaker-wide window* is then [`Window::declining`]: its word is neither clean nor
-//!   dirty for any generation, so the healthy path's one test (which loads it) sends every
-//!   success out of line, to [`Windows::record_success_slow`]. Nothing else touches it.
+//!   dirty for any generation. The healthy path loads it and tests it for clean, then dirty
+//!   (a one-window breaker's two cases), then for declining, and only then goes to the
+//!   thread's own window: so a one-window breaker pays nothing for this, and a per-thread
+//!   one a load and three tests before its own window's. Nothing else touches it.
 
 use super::{Judgement, Window, WindowSnapshot};
 use crate::config::Settings;
