@@ -60,6 +60,17 @@ impl Guard for Bare {
     fn trip(&self) {}
 }
 
+/// A call through this crate, as the other contenders report it: the reply, or `None` when
+/// rejected.
+#[inline(always)]
+fn run_hot(breaker: &Breaker, op: impl FnOnce() -> Reply) -> Option<Reply> {
+    match breaker.call(op) {
+        Ok(value) => Some(Ok(value)),
+        Err(CallError::Failed(error)) => Some(Err(error)),
+        Err(CallError::Rejected(_)) => None,
+    }
+}
+
 /// This crate, with its default clock.
 pub struct Hot(pub Breaker);
 
@@ -76,11 +87,7 @@ impl Guard for Hot {
 
     #[inline(always)]
     fn run(&self, op: impl FnOnce() -> Reply) -> Option<Reply> {
-        match self.0.call(op) {
-            Ok(value) => Some(Ok(value)),
-            Err(CallError::Failed(error)) => Some(Err(error)),
-            Err(CallError::Rejected(_)) => None,
-        }
+        run_hot(&self.0, op)
     }
 }
 
@@ -104,11 +111,7 @@ impl Guard for HotPerThread {
 
     #[inline(always)]
     fn run(&self, op: impl FnOnce() -> Reply) -> Option<Reply> {
-        match self.0.call(op) {
-            Ok(value) => Some(Ok(value)),
-            Err(CallError::Failed(error)) => Some(Err(error)),
-            Err(CallError::Rejected(_)) => None,
-        }
+        run_hot(&self.0, op)
     }
 }
 

@@ -17,8 +17,8 @@
 mod common;
 
 use common::{
-    Call, Events, F, OPEN, Role, S, assert_reached, check_each_order, make, model_finals, rate,
-    small, spawn_in,
+    Call, Events, F, OPEN, Role, S, assert_reached, check_each_order, make, making, model_finals,
+    rate, small, spawn_in,
 };
 use hotbreaker::loom_hooks::give_back_slot;
 use hotbreaker::testing::{ModelConfig, assert_one_chain};
@@ -283,18 +283,7 @@ fn threads_without_a_stripe_share_one_window_like_the_model() {
             })
         };
         before.join().unwrap();
-        let roles: Vec<Role<()>> = THREADS
-            .iter()
-            .map(|&calls| {
-                let breaker = breaker.clone();
-                Box::new(move || {
-                    for &call in calls {
-                        make(&breaker, call);
-                    }
-                }) as Role<()>
-            })
-            .collect();
-        spawn_in(order, roles);
+        spawn_in(order, making(&breaker, THREADS));
         assert_reached(&allowed, &breaker);
     });
 }

@@ -171,6 +171,24 @@ pub fn make(breaker: &Breaker<ManualClock>, call: Call) -> bool {
     true
 }
 
+/// One role per entry of `threads`, each making that entry's calls in turn on `breaker`.
+pub fn making(
+    breaker: &Arc<Breaker<ManualClock>>,
+    threads: &'static [&'static [Call]],
+) -> Vec<Role<()>> {
+    threads
+        .iter()
+        .map(|&calls| {
+            let breaker = breaker.clone();
+            Box::new(move || {
+                for &call in calls {
+                    make(&breaker, call);
+                }
+            }) as Role<()>
+        })
+        .collect()
+}
+
 /// What a model compares at the end: the state, the window as metrics report it (failures,
 /// calls, consecutive failures) and the openings.
 pub type Final = (State, (u32, u32, u32), u64);
@@ -269,18 +287,7 @@ pub fn check_against_model(
         for &call in before {
             make(&breaker, call);
         }
-        let roles: Vec<Role<()>> = threads
-            .iter()
-            .map(|&calls| {
-                let breaker = breaker.clone();
-                Box::new(move || {
-                    for &call in calls {
-                        make(&breaker, call);
-                    }
-                }) as Role<()>
-            })
-            .collect();
-        spawn_in(order, roles);
+        spawn_in(order, making(&breaker, threads));
         for &call in after {
             make(&breaker, call);
         }
