@@ -10,13 +10,17 @@
 //! [`MAX_FLOW_DEPTH`] is refused before it is parsed.
 //!
 //! The scan is not a YAML parser. It steps over comments and quoted scalars, so that brackets
-//! in them are not counted, and over anchors and tags; outside any flow collection it counts a
-//! bracket only where a value can begin (at a line's start, after `: `, `- `, `? `, `,` or
-//! another bracket), so that one inside a plain scalar such as `a[1` is not counted. Text it
-//! reads otherwise than YAML does (the lines of a block scalar are scanned as if they were
-//! YAML) can make it count too few, which lets a deep text through to be parsed at libyaml's
-//! cost, or too many, which would take more than [`MAX_FLOW_DEPTH`] unclosed brackets at the
-//! starts of such lines: text that no setting takes.
+//! in them are not counted, over anchors and tags, and over block scalars (`|` or `>` where a
+//! value can begin, then every line indented past the node that holds it, as YAML reads
+//! them); outside any flow collection it counts a bracket only where a value can begin (at a
+//! line's start, after `: `, `- `, `? `, `,` or another bracket), so that one inside a plain
+//! scalar such as `a[1` is not counted. Two kinds of text it still reads otherwise than YAML
+//! does, scanning their lines as YAML: the later lines of a plain scalar that runs over
+//! several lines, and the lines of a top-level block scalar that are not indented (which YAML
+//! allows; the scan ends such a scalar at once). There a bracket at a line's start counts, so
+//! the scan may count too many, which would take more than [`MAX_FLOW_DEPTH`] unclosed
+//! brackets: text that no setting takes; and a quote or a `#` may hide what follows, so it may
+//! count too few, which lets a deep text through to be parsed at libyaml's cost.
 
 /// The deepest flow nesting accepted.
 pub(crate) const MAX_FLOW_DEPTH: usize = 64;
@@ -30,6 +34,9 @@ pub(crate) fn flow_deeper_than(text: &str, limit: usize) -> Option<(usize, usize
     // start) came after it.
     let mut previous: Option<char> = None;
     let mut blank_before = true;
+    // The column of the node that began last on this line (a key, or a sequence entry): a
+    // block scalar after it runs while its lines are indented past it.
+    let mut node_column = 0;
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
         at.column += 1;
@@ -51,6 +58,17 @@ pub(crate) fn flow_deeper_than(text: &str, limit: usize) -> Option<(usize, usize
             Some(',' | '[' | '{') => depth > 0,
             Some(_) => false,
         };
+        if value_may_begin && depth == 0 {
+            if matches!(c, '|' | '>') {
+                skip_block_scalar(node_column, &mut chars, &mut at);
+                (previous, blank_before) = (None, true);
+                continue;
+            }
+            // An anchor or a tag stands before its node, and a comment is none.
+            if !matches!(c, '&' | '!' | '#') {
+                node_column = at.column;
+            }
+        }
         match c {
             '#' if blank_before => {
                 // A comment runs to the end of the line.
@@ -99,6 +117,47 @@ impl Position {
     fn next_line(&mut self) {
         self.line += 1;
         self.column = 0;
+    }
+}
+
+/// Moves past a block scalar (`|` or `>`, just read) of the node at `node_column`: the rest
+/// of its header line, then every line that is blank or indented past that column, as YAML
+/// reads the scalar's lines (its own lines are more indented than the node that holds it).
+/// Stops at the start of the first line that is not, having consumed only its indentation.
+fn skip_block_scalar(
+    node_column: usize,
+    chars: &mut std::iter::Peekable<std::str::Chars<'_>>,
+    at: &mut Position,
+) {
+    // The header's indicators and any comment: to the end of the line.
+    loop {
+        match chars.next() {
+            None => return,
+            Some('\n') => break,
+            Some(_) => at.column += 1,
+        }
+    }
+    at.next_line();
+    loop {
+        while chars.next_if_eq(&' ').is_some() {
+            at.column += 1;
+        }
+        match chars.peek() {
+            None => return,
+            Some('\n') | Some('\r') => {}
+            // The first character past the indentation, at `at.column + 1`.
+            Some(_) if at.column + 1 > node_column => {}
+            Some(_) => return,
+        }
+        // A line of the scalar (or a blank one): to its end.
+        loop {
+            match chars.next() {
+                None => return,
+                Some('\n') => break,
+                Some(_) => at.column += 1,
+            }
+        }
+        at.next_line();
     }
 }
 
@@ -189,6 +248,39 @@ mod tests {
         assert_eq!(flow_deeper_than(&text, 9), Some((1, 103)));
         let text = format!("a: !t{}", nested("[", "]", 10));
         assert!(flow_deeper_than(&text, 9).is_some());
+    }
+
+    #[test]
+    fn a_block_scalar_hides_nothing_after_it() {
+        // A quote or a comment sign in a block scalar's lines is text: read as YAML, the quote
+        // would run to the quote two lines on and hide the deep collection between them.
+        let deep = nested("[", "]", 10);
+        for text in [
+            format!("a: |\n  \"\nb: {deep}\nc: \"x\"\n"),
+            format!("a: >-\n  '\nb: {deep}\nc: 'x'\n"),
+            format!("- |\n \"\n- {deep}\n- \"\n"),
+            format!("top:\n  a: |2 # header comment \"\n    \"\n\n  b: {deep}\n  c: \"\n"),
+            format!("- a: |\n   \"\n  b: {deep}\n  c: \"\n"),
+        ] {
+            assert!(flow_deeper_than(&text, 9).is_some(), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn brackets_in_a_block_scalar_are_text() {
+        let deep = "[".repeat(100);
+        for text in [
+            format!("a: |\n  {deep}\n  {deep}\nb: 1\n"),
+            format!("a: >+\n\n  x\n\n  {deep}\n"),
+            format!("- a: |\n    {deep}\n  b: 2\n"),
+            format!("a: &anchor !!str |\n  {deep}\n"),
+        ] {
+            assert_eq!(flow_deeper_than(&text, 2), None, "{text:?}");
+        }
+        // A bar inside a plain scalar, or inside a flow collection, begins no block scalar.
+        let brackets = nested("[", "]", 10);
+        assert!(flow_deeper_than(&format!("a: x |\n{brackets}"), 9).is_some());
+        assert!(flow_deeper_than(&format!("a: [|, {brackets}]"), 9).is_some());
     }
 
     #[test]
