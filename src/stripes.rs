@@ -262,6 +262,15 @@ impl Stripes {
         }
     }
 
+    /// [`local`](Stripes::local) and its index for [`by_index`](Stripes::by_index), from one
+    /// lookup of the thread's slot (claimed on first use).
+    pub(crate) fn local_with_index(&self) -> (u32, LocalStripe<'_>) {
+        match self.local_indexed() {
+            (SHARED_INDEX, stripe) => (SHARED_INDEX, LocalStripe::Shared(stripe)),
+            (index, stripe) => (index, LocalStripe::Owned(stripe)),
+        }
+    }
+
     /// The stripe `index` names (from [`local_indexed`](Stripes::local_indexed)).
     pub(crate) fn by_index(&self, index: u32) -> &Stripe {
         self.owned

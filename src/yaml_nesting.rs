@@ -72,9 +72,7 @@ pub(crate) fn flow_deeper_than(text: &str, limit: usize) -> Option<(usize, usize
         match c {
             '#' if blank_before => {
                 // A comment runs to the end of the line.
-                if chars.by_ref().any(|skipped| skipped == '\n') {
-                    at.next_line();
-                }
+                skip_line(&mut chars, &mut at);
                 (previous, blank_before) = (None, true);
                 continue;
             }
@@ -130,14 +128,9 @@ fn skip_block_scalar(
     at: &mut Position,
 ) {
     // The header's indicators and any comment: to the end of the line.
-    loop {
-        match chars.next() {
-            None => return,
-            Some('\n') => break,
-            Some(_) => at.column += 1,
-        }
+    if !skip_line(chars, at) {
+        return;
     }
-    at.next_line();
     loop {
         while chars.next_if_eq(&' ').is_some() {
             at.column += 1;
@@ -150,15 +143,22 @@ fn skip_block_scalar(
             Some(_) => return,
         }
         // A line of the scalar (or a blank one): to its end.
-        loop {
-            match chars.next() {
-                None => return,
-                Some('\n') => break,
-                Some(_) => at.column += 1,
-            }
+        if !skip_line(chars, at) {
+            return;
         }
-        at.next_line();
     }
+}
+
+/// Moves past the rest of the line, its line break included; `false` if the text ended first.
+fn skip_line(chars: &mut std::iter::Peekable<std::str::Chars<'_>>, at: &mut Position) -> bool {
+    for c in chars.by_ref() {
+        if c == '\n' {
+            at.next_line();
+            return true;
+        }
+        at.column += 1;
+    }
+    false
 }
 
 /// Moves past a quoted scalar whose opening `quote` was just read: `\` escapes the next

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use hotbreaker::{Breaker, ManualClock, Outcome};
+use hotbreaker::{Breaker, Builder, ManualClock, Outcome};
 
 #[path = "support/counting_allocator.rs"]
 mod counting_allocator;
@@ -97,15 +97,20 @@ fn one_failure(breaker: &Breaker<ManualClock>) {
     breaker.try_acquire().unwrap().failure();
 }
 
+/// Both rules, a short open period and a listener: what the every-path tests build on.
+fn both_rules() -> Builder {
+    Breaker::builder()
+        .failure_rate(0.5, 20)
+        .consecutive_failures(5)
+        .open_duration(Duration::from_millis(10))
+        .on_transition(|_| {})
+}
+
 #[test]
 fn no_call_path_allocates() {
     let rules = |clock| {
-        Breaker::builder()
-            .failure_rate(0.5, 20)
-            .consecutive_failures(5)
-            .open_duration(Duration::from_millis(10))
+        both_rules()
             .count_successes(true)
-            .on_transition(|_| {})
             .clock(clock)
             .build()
             .unwrap()
@@ -119,12 +124,8 @@ fn no_call_path_allocates() {
 #[test]
 fn no_call_path_allocates_with_a_window_per_thread() {
     let rules = |clock| {
-        Breaker::builder()
-            .failure_rate(0.5, 20)
-            .consecutive_failures(5)
-            .open_duration(Duration::from_millis(10))
+        both_rules()
             .per_thread_windows(true)
-            .on_transition(|_| {})
             .clock(clock)
             .build()
             .unwrap()

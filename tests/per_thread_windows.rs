@@ -192,9 +192,9 @@ fn threads_beyond_the_stripes_share_one_window() {
         for _ in 0..3 {
             s.spawn(|| {
                 together.wait();
-                let _one_at_a_time = turn.lock().unwrap();
+                let one_at_a_time = turn.lock().unwrap();
                 let _ = breaker.call(|| Err::<(), _>("down"));
-                drop(_one_at_a_time);
+                drop(one_at_a_time);
                 together.wait();
             });
         }

@@ -18,7 +18,7 @@ mod common;
 
 use common::{
     Call, Events, F, OPEN, Role, S, assert_reached, check_each_order, make, making, model_finals,
-    rate, small, spawn_in,
+    rate, small, spawn_in, success_then_failure,
 };
 use hotbreaker::loom_hooks::give_back_slot;
 use hotbreaker::testing::{ModelConfig, assert_one_chain};
@@ -155,18 +155,13 @@ fn a_losing_closing_leaves_each_threads_new_window_alone() {
         make(&breaker, F);
         assert_eq!(breaker.state(), State::Open);
         clock.advance(OPEN);
-        let closer_then_failure = || -> Role<()> {
-            let breaker = breaker.clone();
-            Box::new(move || {
-                // A probe, or a closed permit if the other probe closed the breaker already.
-                breaker.try_acquire().expect("a place").success();
-                breaker
-                    .try_acquire()
-                    .expect("closed by one probe or the other")
-                    .failure();
-            })
-        };
-        spawn_in(order, vec![closer_then_failure(), closer_then_failure()]);
+        spawn_in(
+            order,
+            vec![
+                success_then_failure(&breaker),
+                success_then_failure(&breaker),
+            ],
+        );
         let metrics = breaker.metrics();
         assert_eq!(
             (

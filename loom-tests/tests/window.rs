@@ -7,7 +7,7 @@ mod common;
 
 use common::{
     F, OPEN, R, Role, S, assert_reached, check, check_against_model, check_each_order, from_model,
-    make, model_finals, rate, small, spawn_in,
+    make, model_finals, rate, small, spawn_in, success_then_failure,
 };
 use hotbreaker::State;
 use hotbreaker::testing::ModelConfig;
@@ -147,18 +147,9 @@ fn a_closing_that_loses_the_race_does_not_empty_the_new_window() {
         }
         assert_eq!(breaker.state(), State::Open);
         clock.advance(OPEN);
-        let closer_then_failure: Role<()> = {
-            let breaker = breaker.clone();
-            Box::new(move || {
-                // A probe, or a closed permit if the other probe closed the breaker already
-                // (its success then comes before the failure, and ends no run).
-                breaker.try_acquire().expect("a place").success();
-                breaker
-                    .try_acquire()
-                    .expect("closed by one probe or the other")
-                    .failure();
-            })
-        };
+        // If the other probe closed the breaker already, this success comes before the
+        // failure, and ends no run.
+        let closer_then_failure = success_then_failure(&breaker);
         let other_closer: Role<()> = {
             let breaker = breaker.clone();
             Box::new(move || {

@@ -35,7 +35,7 @@
 
 use super::{Judgement, Window, WindowSnapshot};
 use crate::config::Settings;
-use crate::stripes::{LocalStripe, SHARED_INDEX, Stripes};
+use crate::stripes::{SHARED_INDEX, Stripes};
 use crate::sync::Swappable;
 
 pub(crate) struct Windows {
@@ -134,16 +134,11 @@ impl Windows {
                 is_current,
             );
         }
-        let (index, stripe) = stripes.local_indexed();
+        let (index, local) = stripes.local_with_index();
         let window = self.of_stripe(index);
         if window.record_success_quickly(generation, stripes) {
             return Judgement::Keep;
         }
-        let local = if index == SHARED_INDEX {
-            LocalStripe::Shared(stripe)
-        } else {
-            LocalStripe::Owned(stripe)
-        };
         window.record_success_slow(generation, stripes, local, settings, is_current)
     }
 

@@ -91,9 +91,7 @@ impl WindowWord {
     pub(super) fn is_declining(raw: u64) -> bool {
         raw >> GENERATION_SHIFT == Self::DECLINING >> GENERATION_SHIFT
     }
-}
 
-impl WindowWord {
     /// An empty window for `generation`.
     ///
     /// Generations `2^13` apart share a tag, and the window is emptied at each closing, so an

@@ -171,6 +171,20 @@ pub fn make(breaker: &Breaker<ManualClock>, call: Call) -> bool {
     true
 }
 
+/// The role of a thread that closes a half-open breaker and then fails: a probe that
+/// succeeds, or a closed permit's success if another probe closed the breaker already, then a
+/// failure of the closed generation.
+pub fn success_then_failure(breaker: &Arc<Breaker<ManualClock>>) -> Role<()> {
+    let breaker = breaker.clone();
+    Box::new(move || {
+        breaker.try_acquire().expect("a place").success();
+        breaker
+            .try_acquire()
+            .expect("closed by one probe or the other")
+            .failure();
+    })
+}
+
 /// One role per entry of `threads`, each making that entry's calls in turn on `breaker`.
 pub fn making(
     breaker: &Arc<Breaker<ManualClock>>,
