@@ -188,7 +188,7 @@ enum Counts {
 /// window's success out as the straight path, with no taken jump. Empty, and inlined away.
 #[cold]
 #[inline(always)]
-pub(super) fn a_failure_is_in_view() {}
+fn a_failure_is_in_view() {}
 
 /// A stripe's window count: generation (high 32 bits) and successes (low 32).
 fn stripe_count(raw: u64) -> (u32, u32) {
@@ -222,9 +222,9 @@ impl Window {
     }
 
     /// A window that records nothing and that no success finds clean or dirty, so that
-    /// [`record_success_quickly`](Window::record_success_quickly) always declines: the
-    /// breaker's own window when every thread has a window of its own. Nothing but that quick
-    /// test may be asked of it.
+    /// [`record_success_quickly`](Window::record_success_quickly) always declines: the place
+    /// of the breaker-wide window when every thread has a window of its own, where nothing
+    /// reads it (`per_thread.rs`). Nothing but that quick test may be asked of it.
     pub(crate) fn declining() -> Self {
         Window {
             word: CachePadded::new(AtomicU64::new(WindowWord::DECLINING)),
@@ -367,29 +367,8 @@ impl Window {
     /// The word as a success reads it. Acquire: pairs with the CAS that made the window
     /// clean, so that, with the window clean, nothing this success could change is pending.
     #[inline(always)]
-    pub(crate) fn load_for_success(&self) -> u64 {
+    fn load_for_success(&self) -> u64 {
         self.word.load(Ordering::Acquire)
-    }
-
-    /// Whether a word from [`load_for_success`](Window::load_for_success) is clean for
-    /// `generation`: then the success is recorded already.
-    #[inline(always)]
-    pub(crate) fn is_clean_for(raw: u64, generation: u32) -> bool {
-        WindowWord::is_clean_for(raw, generation)
-    }
-
-    /// Whether a word from [`load_for_success`](Window::load_for_success) is that of
-    /// [`Window::declining`].
-    #[inline(always)]
-    pub(crate) fn is_declining(raw: u64) -> bool {
-        WindowWord::is_declining(raw)
-    }
-
-    /// Whether a word from [`load_for_success`](Window::load_for_success) is dirty for
-    /// `generation`.
-    #[inline(always)]
-    pub(crate) fn is_dirty_for(raw: u64, generation: u32) -> bool {
-        WindowWord::is_dirty_for(raw, generation)
     }
 
     /// [`record_success_quickly`](Window::record_success_quickly) once the word it loaded,
@@ -397,14 +376,14 @@ impl Window {
     #[inline(always)]
     fn record_unclean_success_quickly(&self, raw: u64, generation: u32, stripes: &Stripes) -> bool {
         a_failure_is_in_view();
-        Self::is_dirty_for(raw, generation)
+        WindowWord::is_dirty_for(raw, generation)
             && Self::record_dirty_success_quickly(generation, stripes)
     }
 
     /// [`record_success_quickly`](Window::record_success_quickly) once the word it loaded was
     /// found dirty for `generation`.
     #[inline(always)]
-    pub(crate) fn record_dirty_success_quickly(generation: u32, stripes: &Stripes) -> bool {
+    fn record_dirty_success_quickly(generation: u32, stripes: &Stripes) -> bool {
         // A failure is in view and this thread owns its stripe: the success only ages the
         // failure, by adding one to the stripe's count, unless it is the stripe's turn to
         // check whether the window can forget (its count reached `quiet_below`) or the

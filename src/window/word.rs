@@ -84,14 +84,6 @@ impl WindowWord {
     /// generation.
     pub(super) const DECLINING: u64 = u64::MAX;
 
-    /// Whether `raw` is [`DECLINING`](WindowWord::DECLINING), judged by the bits above the
-    /// failure count alone (no other word has mode 3): the same shift as the clean and dirty
-    /// tests, so that the quick path keeps one value, not two.
-    #[inline(always)]
-    pub(super) fn is_declining(raw: u64) -> bool {
-        raw >> GENERATION_SHIFT == Self::DECLINING >> GENERATION_SHIFT
-    }
-
     /// An empty window for `generation`.
     ///
     /// Generations `2^13` apart share a tag, and the window is emptied at each closing, so an
