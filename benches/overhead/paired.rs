@@ -11,7 +11,8 @@
 //! Pairs, for the goals that are differences: (a) a healthy call against the bare call, and
 //! (c) a rejection against one raw quanta clock read; and for goal (b), whose limits are an
 //! absolute time and a ratio to recloser, the lesson-healthy day against the bare call and
-//! against recloser, each with a window of 20 and of 100.
+//! against recloser, each with a window of 20 and of 100. Each goes through both kinds of
+//! hotbreaker: one window, and a window per thread.
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -178,31 +179,8 @@ pub fn run() -> Vec<Pair> {
     for threads in [1, 2] {
         pairs.push(healthy_pair::<Hot>(threads));
         pairs.push(healthy_pair::<HotPerThread>(threads));
-        let open = Hot::with_window(20);
-        open.trip();
-        let clock = quanta::Clock::new();
-        let (baseline, subject, measured) = measure(
-            threads,
-            |_| {
-                || {
-                    black_box(clock.raw());
-                }
-            },
-            |_| {
-                || {
-                    black_box(open.run(succeed));
-                }
-            },
-        );
-        pairs.push(Pair {
-            label: "(c) open: rejection",
-            threads,
-            subject_name: Hot::NAME,
-            baseline_name: "one `quanta raw` clock read",
-            baseline,
-            subject,
-            measured,
-        });
+        pairs.push(rejection_pair::<Hot>(threads));
+        pairs.push(rejection_pair::<HotPerThread>(threads));
         for (window, label) in [
             (20, "(b) 2.5 % failures, rate over 20"),
             (100, "(b) 2.5 % failures, rate over 100"),
@@ -216,6 +194,35 @@ pub fn run() -> Vec<Pair> {
         }
     }
     pairs
+}
+
+/// Rejections by an open hotbreaker `H`, against one raw clock read.
+fn rejection_pair<H: Guard + Sync>(threads: usize) -> Pair {
+    let open = H::with_window(20);
+    open.trip();
+    let clock = quanta::Clock::new();
+    let (baseline, subject, measured) = measure(
+        threads,
+        |_| {
+            || {
+                black_box(clock.raw());
+            }
+        },
+        |_| {
+            || {
+                black_box(open.run(succeed));
+            }
+        },
+    );
+    Pair {
+        label: "(c) open: rejection",
+        threads,
+        subject_name: H::NAME,
+        baseline_name: "one `quanta raw` clock read",
+        baseline,
+        subject,
+        measured,
+    }
 }
 
 /// A day with no failures through hotbreaker `H`, against the bare call.

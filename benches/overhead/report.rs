@@ -10,6 +10,7 @@ use hotbreaker::Breaker;
 use crate::contenders::{Bare, BreakerCrate, Failsafe, Guard, Hot, HotPerThread, Naive, Recloser};
 use crate::paired::Pair;
 use crate::scenarios::APART;
+use crate::scenarios::failure_function;
 
 /// Where criterion writes, chosen the way it would choose (its `CRITERION_HOME`, then
 /// `$CARGO_TARGET_DIR/criterion`), except that without either it is found from this binary's
@@ -270,6 +271,16 @@ fn others(out: &mut String, m: &Medians) {
             "(d) failure, 100 % over 20 (1 success in 10)",
         ),
         (
+            "failure",
+            "consecutive, window per thread",
+            "(d) failure, run rule, window per thread",
+        ),
+        (
+            "failure",
+            "rate20, window per thread",
+            "(d) failure, 100 % over 20, window per thread",
+        ),
+        (
             "probe",
             "round",
             "(e) probe round: probe, close, trip (manual clock)",
@@ -336,8 +347,11 @@ fn goals(out: &mut String, m: &Medians, pairs: &[Pair]) {
             }
         }
     }
-    let hot = |g: &str| m.get(g, Hot::NAME);
-    for (suffix, threads) in THREADS {
+    for (name, (suffix, threads)) in [Hot::NAME, HotPerThread::NAME]
+        .into_iter()
+        .flat_map(|name| THREADS.into_iter().map(move |t| (name, t)))
+    {
+        let hot = |g: &str| m.get(g, name);
         let g = format!("rejection_{suffix}");
         // The raw read measured in the same group, so in the same stretch of the run as the
         // rejection it bounds (the one-thread read if the group has none).
@@ -354,7 +368,7 @@ fn goals(out: &mut String, m: &Medians, pairs: &[Pair]) {
             )
         };
         rows.push((
-            format!("(c) rejection, {threads} thread(s)"),
+            format!("(c) rejection, {threads} thread(s): {name}"),
             hot(&g),
             match limit {
                 Some(l) => format!("{text} = {l:.2} ns"),
@@ -414,13 +428,13 @@ fn goals(out: &mut String, m: &Medians, pairs: &[Pair]) {
                 pair.measured.over_baseline_plus_2 <= 1.5,
             )
         };
-        let healthy = format!("healthy, {} − bare", pair.subject_name);
+        let name = pair.subject_name;
         let what = if pair.label.starts_with("(a)") {
-            healthy.as_str()
+            format!("healthy, {name} − bare")
         } else if pair.threads == 1 {
-            "rejection − raw read"
+            format!("rejection, {name} − raw read")
         } else {
-            "rejection ÷ (raw read + 2 ns)"
+            format!("rejection, {name} ÷ (raw read + 2 ns)")
         };
         rows.push((
             format!(
@@ -436,9 +450,15 @@ fn goals(out: &mut String, m: &Medians, pairs: &[Pair]) {
     // Per failure: a success comes every 1000th and every 10th call of these groups, and
     // their medians are per call. The time of a call over the failures among the calls (as
     // if each success cost nothing) bounds a failure's time from above.
-    for (function, calls, failures) in [("consecutive", 1000.0, 999.0), ("rate20", 10.0, 9.0)] {
+    let failure_rows = [("consecutive", 1000.0, 999.0), ("rate20", 10.0, 9.0)]
+        .into_iter()
+        .flat_map(|(rule, calls, failures)| {
+            [Hot::NAME, HotPerThread::NAME]
+                .map(|name| (failure_function(rule, name), calls, failures))
+        });
+    for (function, calls, failures) in failure_rows {
         let v = m
-            .get("failure_1thread", function)
+            .get("failure_1thread", &function)
             .map(|per_call| per_call * calls / failures);
         rows.push((
             format!(

@@ -179,36 +179,46 @@ pub fn rejection(c: &mut Criterion) {
 /// `MostlyFailing` day, and how often a success comes: a run rule longer than any run (a
 /// success every 1000th call of each thread ends it, so a run holds at most 999 failures of
 /// each thread), and a rate rule of 100 % over 20 calls with a success every 10th (any 20
-/// calls hold 10 of one thread, one of them a success).
-fn failure_breakers(threads: u32) -> [(&'static str, Breaker, u32); 2] {
-    [
-        (
-            "consecutive",
-            Breaker::builder()
-                .consecutive_failures(1 + 1000 * threads as usize)
-                .build()
-                .expect("valid settings"),
-            1000,
-        ),
-        (
-            "rate20",
-            Breaker::builder()
-                .failure_rate(1.0, 20)
-                .build()
-                .expect("valid settings"),
-            10,
-        ),
-    ]
+/// calls hold 10 of one thread, one of them a success). Each with one window and with a
+/// window per thread, named by [`failure_function`].
+fn failure_breakers(threads: u32) -> Vec<(String, Breaker, u32)> {
+    let mut breakers = Vec::new();
+    for (contender, per_thread) in [(Hot::NAME, false), (HotPerThread::NAME, true)] {
+        let run = Breaker::builder()
+            .consecutive_failures(1 + 1000 * threads as usize)
+            .per_thread_windows(per_thread)
+            .build()
+            .expect("valid settings");
+        let rate = Breaker::builder()
+            .failure_rate(1.0, 20)
+            .per_thread_windows(per_thread)
+            .build()
+            .expect("valid settings");
+        breakers.push((failure_function("consecutive", contender), run, 1000));
+        breakers.push((failure_function("rate20", contender), rate, 10));
+    }
+    breakers
 }
 
-/// (d) Recording failures in a closed breaker (hotbreaker only): nearly every call fails.
+/// The name of the failure benchmark of `rule` (`consecutive` or `rate20`) through
+/// `contender` (hotbreaker with one window, or with a window per thread).
+pub fn failure_function(rule: &str, contender: &str) -> String {
+    if contender == HotPerThread::NAME {
+        format!("{rule}, window per thread")
+    } else {
+        rule.to_string()
+    }
+}
+
+/// (d) Recording failures in a closed breaker (hotbreaker only, both kinds of window): nearly
+/// every call fails.
 pub fn failure(c: &mut Criterion) {
     let mut group = c.benchmark_group("failure_1thread");
     configure(&mut group);
     for (name, breaker, success_every) in failure_breakers(1) {
         let mut day = MostlyFailing::new(success_every);
-        group.bench_function(name, |b| b.iter(|| breaker.call(|| day.next())));
-        recorded_failures_only(name, &breaker);
+        group.bench_function(&name, |b| b.iter(|| breaker.call(|| day.next())));
+        recorded_failures_only(&name, &breaker);
     }
     group.finish();
     let mut group = c.benchmark_group("failure_2threads");
@@ -220,7 +230,7 @@ pub fn failure(c: &mut Criterion) {
     for (name, breaker, success_every) in failure_breakers(2) {
         let days: [Mutex<MostlyFailing>; contended::THREADS] =
             std::array::from_fn(|_| Mutex::new(MostlyFailing::new(success_every)));
-        group.bench_function(name, |b| {
+        group.bench_function(&name, |b| {
             b.iter_custom(|iters| {
                 contended::run(iters, claim_slot, |thread, iters| {
                     let mut day = days[thread].lock().expect("one thread per day");
@@ -230,7 +240,7 @@ pub fn failure(c: &mut Criterion) {
                 })
             })
         });
-        recorded_failures_only(name, &breaker);
+        recorded_failures_only(&name, &breaker);
     }
     group.finish();
 }
