@@ -27,9 +27,9 @@
 //!   A closing that finds the state changed half-way has cleared some windows and not the
 //!   others; each window it cleared was cleared while the state was unchanged, which is what
 //!   point 7 asks of it, and the others are left as a losing closing leaves its window.
-//! - *The breaker-wide window* is then [`Window::declining`], and nothing reads it: the quick
-//!   path tells the two kinds apart by whether there are windows per thread, a length set at
-//!   construction, and goes to the thread's own window directly.
+//! - *The breaker-wide window* is then [`Window::declining`]: the quick path goes to the
+//!   thread's own window directly, and finds the breaker-wide one only when the thread has
+//!   no window there, which declines.
 
 use super::{Judgement, Window, WindowSnapshot};
 use crate::config::Settings;
@@ -84,22 +84,22 @@ impl Windows {
     /// window per thread, of this thread's own window. Whatever it declines goes to
     /// [`record_success_slow`](Windows::record_success_slow).
     ///
-    /// Which kind of breaker this is comes from the length of the per-thread windows, a field
-    /// beside the breaker-wide window that nothing writes after construction; the compiler
-    /// then loads one word or the other and tests it once for clean. One window pays a load,
-    /// a test and a jump for it: 21 instructions per healthy call in `.ci/instructions`,
-    /// against 18 when the breaker-wide word was tested first (clean, dirty, then declining)
-    /// and only then the thread's own window. That order cost a window per thread 32; this
-    /// one costs it 27.
+    /// The thread's slot indexes the per-thread windows, and one bounds check tells the two
+    /// kinds apart: with one window there are none, and every slot falls through to the
+    /// window of the whole breaker. With a window per thread, a thread beyond them, or one
+    /// without a slot yet, falls through too, to [`Window::declining`], and goes the slow way.
+    /// The compiler loads one window word or the other and tests it once for clean.
+    ///
+    /// One window pays a thread-local load, a compare and a jump for this: 21 instructions per
+    /// healthy call in `.ci/instructions`, against 18 when the breaker-wide word was tested
+    /// first (clean, dirty, then declining) and only then the thread's own window. That order
+    /// cost a window per thread 32 instructions; this one costs it 24.
     #[inline(always)]
     pub(crate) fn record_success_quickly(&self, generation: u32, stripes: &Stripes) -> bool {
-        if !self.per_thread.is_empty() {
-            return match self.per_thread.get(stripes.thread_slot()) {
-                Some(window) => window.record_success_quickly(generation, stripes),
-                None => false,
-            };
+        match self.per_thread.get(stripes.thread_slot()) {
+            Some(window) => window.record_success_quickly(generation, stripes),
+            None => self.whole.record_success_quickly(generation, stripes),
         }
-        self.whole.record_success_quickly(generation, stripes)
     }
 
     /// Records a success that [`record_success_quickly`](Windows::record_success_quickly)
