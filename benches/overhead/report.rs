@@ -9,8 +9,7 @@ use hotbreaker::Breaker;
 
 use crate::contenders::{Bare, BreakerCrate, Failsafe, Guard, Hot, HotPerThread, Naive, Recloser};
 use crate::paired::Pair;
-use crate::scenarios::APART;
-use crate::scenarios::failure_function;
+use crate::scenarios::{APART, failure_function};
 
 /// Where criterion writes, chosen the way it would choose (its `CRITERION_HOME`, then
 /// `$CARGO_TARGET_DIR/criterion`), except that without either it is found from this binary's

@@ -223,8 +223,9 @@ impl Window {
 
     /// A window that records nothing and that no success finds clean or dirty, so that
     /// [`record_success_quickly`](Window::record_success_quickly) always declines: the place
-    /// of the breaker-wide window when every thread has a window of its own, where nothing
-    /// reads it (`per_thread.rs`). Nothing but that quick test may be asked of it.
+    /// of the breaker-wide window when every thread has a window of its own, where only a
+    /// thread without a window of its own finds it, and goes the slow way (`per_thread.rs`).
+    /// Nothing but that quick test may be asked of it.
     pub(crate) fn declining() -> Self {
         Window {
             word: CachePadded::new(AtomicU64::new(WindowWord::DECLINING)),
