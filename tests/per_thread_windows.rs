@@ -2,7 +2,8 @@
 //! every transition empties every thread's window, and the metrics add the windows up.
 //!
 //! Threads here run one after another (each is joined before the next starts), so that every
-//! outcome's order is known; what threads racing on their windows do is loom's to check
+//! outcome's order is known, except two that run at once on breakers of their own, each
+//! order known; what threads racing on their windows do is loom's to check
 //! (`loom-tests/tests/per_thread_windows.rs`).
 
 use std::time::Duration;
@@ -269,4 +270,36 @@ fn a_closing_empties_a_threads_window_even_when_its_generation_tag_comes_round_a
         }
         step.wait();
     });
+}
+
+/// The quick path records a success in the calling thread's own window, whatever its slot.
+/// Two threads hold slots at once (so at least one is not slot 0), and each breaks its own
+/// run of failures with a success on a breaker of its own: a quick path that sent a success
+/// to some other window (the first, say, which nobody else writes, clean) would leave that
+/// thread's run whole, and its second failure would trip its breaker.
+#[test]
+fn a_success_breaks_the_run_in_its_own_threads_window() {
+    let breakers: [Breaker<ManualClock>; 2] =
+        std::array::from_fn(|_| per_thread(builder().0.consecutive_failures(2)));
+    let both_hold_slots = std::sync::Barrier::new(breakers.len());
+    std::thread::scope(|s| {
+        for breaker in &breakers {
+            let both_hold_slots = &both_hold_slots;
+            s.spawn(move || {
+                // The failure claims this thread's slot; the barrier keeps both slots taken
+                // while the successes are recorded.
+                fail(breaker);
+                both_hold_slots.wait();
+                succeed(breaker);
+                fail(breaker);
+            });
+        }
+    });
+    for (thread, breaker) in breakers.iter().enumerate() {
+        assert_eq!(
+            breaker.state(),
+            State::Closed,
+            "thread {thread}: failure, success, failure is no run of 2"
+        );
+    }
 }
