@@ -358,33 +358,13 @@ impl Window {
     /// of line, so that the inlined part keeps nothing on the stack for it.
     #[inline(always)]
     pub(crate) fn record_success_quickly(&self, generation: u32, stripes: &Stripes) -> bool {
-        let raw = self.load_for_success();
+        // Acquire: pairs with the CAS that made the window clean, so that, with the window
+        // clean, nothing this success could change is pending.
+        let raw = self.word.load(Ordering::Acquire);
         if WindowWord::is_clean_for(raw, generation) {
             return true;
         }
-        self.record_unclean_success_quickly(raw, generation, stripes)
-    }
-
-    /// The word as a success reads it. Acquire: pairs with the CAS that made the window
-    /// clean, so that, with the window clean, nothing this success could change is pending.
-    #[inline(always)]
-    fn load_for_success(&self) -> u64 {
-        self.word.load(Ordering::Acquire)
-    }
-
-    /// [`record_success_quickly`](Window::record_success_quickly) once the word it loaded,
-    /// `raw`, was found not clean.
-    #[inline(always)]
-    fn record_unclean_success_quickly(&self, raw: u64, generation: u32, stripes: &Stripes) -> bool {
         a_failure_is_in_view();
-        WindowWord::is_dirty_for(raw, generation)
-            && Self::record_dirty_success_quickly(generation, stripes)
-    }
-
-    /// [`record_success_quickly`](Window::record_success_quickly) once the word it loaded was
-    /// found dirty for `generation`.
-    #[inline(always)]
-    fn record_dirty_success_quickly(generation: u32, stripes: &Stripes) -> bool {
         // A failure is in view and this thread owns its stripe: the success only ages the
         // failure, by adding one to the stripe's count, unless it is the stripe's turn to
         // check whether the window can forget (its count reached `quiet_below`) or the
@@ -397,16 +377,18 @@ impl Window {
         // and the window word's tag is 13 bits, so only `word_for`, which asks the state
         // word, can tell this generation from one 2^13 transitions older (a permit held
         // that long, whose stripe still counts its generation).
-        if let Some(stripe) = stripes.thread_stripe() {
-            let counted = stripe.window_successes.load(Ordering::Relaxed);
-            let count = counted.wrapping_sub(pack_stripe_count(generation, 0));
-            if count < stripe.quiet_below.load(Ordering::Relaxed) {
-                // `count` is below 2^32 - 1, so one more stays in the low half. Only the
-                // owner writes this stripe; relaxed is enough, see point 1 above.
-                stripe
-                    .window_successes
-                    .store(counted + 1, Ordering::Relaxed);
-                return true;
+        if WindowWord::is_dirty_for(raw, generation) {
+            if let Some(stripe) = stripes.thread_stripe() {
+                let counted = stripe.window_successes.load(Ordering::Relaxed);
+                let count = counted.wrapping_sub(pack_stripe_count(generation, 0));
+                if count < stripe.quiet_below.load(Ordering::Relaxed) {
+                    // `count` is below 2^32 - 1, so one more stays in the low half. Only the
+                    // owner writes this stripe; relaxed is enough, see point 1 above.
+                    stripe
+                        .window_successes
+                        .store(counted + 1, Ordering::Relaxed);
+                    return true;
+                }
             }
         }
         false
