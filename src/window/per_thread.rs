@@ -17,7 +17,10 @@
 //!   the slot as it is ([`Stripes::thread_slot`]): the slot just past the stripes finds the
 //!   last window, which is that thread's, and its dirty path declines, having no stripe of its
 //!   own; a thread further on or without a slot yet goes the slow way, which claims a slot
-//!   first ([`Stripes::local_indexed`]) and picks the window by the same index. So a thread
+//!   first ([`Stripes::local_indexed`]) and picks the window by the same index. The success
+//!   at a stripe's turn to check ([`Window::record_success_at_turn`]) indexes by the slot as
+//!   it is, as the quick path does, and counts only in a stripe of the thread's own: that
+//!   slot's window. So a thread
 //!   never counts successes in a stripe its window does not read. A slot handed to another
 //!   thread hands over its window with it; the registry orders the old owner's last write
 //!   before the new owner's first (`stripes.rs`).
@@ -112,6 +115,15 @@ impl Windows {
         settings: &Swappable<Settings>,
         is_current: impl Fn() -> bool,
     ) -> Judgement {
+        // The case that comes all day while failures are in view, before the rest: the
+        // window the quick path asked, at this thread's stripe's turn to check.
+        let quick = match self.per_thread.get(stripes.thread_slot()) {
+            Some(window) => window,
+            None => &self.whole,
+        };
+        if quick.record_success_at_turn(generation, stripes, &is_current) {
+            return Judgement::Keep;
+        }
         if self.per_thread.is_empty() {
             return self.whole.record_success_slow(
                 generation,
@@ -217,5 +229,127 @@ impl Windows {
                 .iter()
                 .map(Window::heap_bytes)
                 .sum::<usize>()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::super::word::{Mode, WindowWord};
+    use super::*;
+    use crate::config::{Config, FailureRateConfig};
+    use crate::stripes::LocalStripe;
+    use crate::sync::{Ordering, Swappable};
+
+    /// Windows of four calls (half of them failing trips), one or one per thread, with stripes
+    /// enough for every test thread to own one, and this thread's claimed.
+    fn windows_of_four(per_thread: bool) -> (Windows, Stripes, Swappable<Settings>) {
+        let config = Config {
+            failure_rate: Some(FailureRateConfig {
+                threshold: 0.5,
+                window: 4,
+                minimum_calls: None,
+            }),
+            stripes: Some(64),
+            per_thread_windows: per_thread,
+            ..Config::default()
+        };
+        let settings = Settings::validate(&config).unwrap();
+        let stripes = Stripes::new(64);
+        assert!(
+            matches!(stripes.local(), LocalStripe::Owned(_)),
+            "the test thread claims a stripe of its own"
+        );
+        (
+            Windows::new(&settings, 0),
+            stripes,
+            Swappable::new(settings),
+        )
+    }
+
+    /// The mode of the window this thread's successes go to.
+    fn mode_of_own_window(windows: &Windows, stripes: &Stripes) -> Mode {
+        let window = windows
+            .per_thread
+            .get(stripes.thread_slot())
+            .unwrap_or(&windows.whole);
+        WindowWord(window.word.load(Ordering::Relaxed)).mode()
+    }
+
+    /// Successes go as the breaker sends them, the quick way and then the slow way; the one
+    /// at the stripe's turn to check takes `record_success_at_turn`. It must count the
+    /// success and forget the failure at the success that ages it out, as the slow path did.
+    #[test]
+    fn a_failure_is_forgotten_at_the_success_that_ages_it_out_in_either_kind() {
+        for per_thread in [false, true] {
+            let (windows, stripes, settings) = windows_of_four(per_thread);
+            let success = || {
+                if !windows.record_success_quickly(0, &stripes) {
+                    let judged = windows.record_success_slow(0, &stripes, &settings, || true);
+                    assert_eq!(judged, Judgement::Keep);
+                }
+            };
+            let failure = || {
+                let judged = windows.record_failure(&settings, 0, &stripes, || true);
+                assert_eq!(judged, Judgement::Keep);
+            };
+            for _ in 0..4 {
+                success();
+            }
+            let mode = || mode_of_own_window(&windows, &stripes);
+            assert_eq!(mode(), Mode::Clean, "per thread: {per_thread}");
+            for round in 0..3 {
+                failure();
+                for aged in 1..4 {
+                    success();
+                    assert_eq!(
+                        mode(),
+                        Mode::Dirty,
+                        "per thread: {per_thread}, round {round}: still in view after {aged}"
+                    );
+                }
+                success();
+                assert_eq!(
+                    mode(),
+                    Mode::Clean,
+                    "per thread: {per_thread}, round {round}: the fourth success ages it out"
+                );
+            }
+        }
+    }
+
+    /// At the stripe's turn, a generation that is no longer current is left to the slow path,
+    /// which finds it stale: nothing is counted.
+    #[test]
+    fn the_success_at_the_turn_of_a_generation_over_counts_nothing() {
+        for per_thread in [false, true] {
+            let (windows, stripes, settings) = windows_of_four(per_thread);
+            for _ in 0..4 {
+                if !windows.record_success_quickly(0, &stripes) {
+                    windows.record_success_slow(0, &stripes, &settings, || true);
+                }
+            }
+            windows.record_failure(&settings, 0, &stripes, || true);
+            let stripe = stripes.thread_stripe().expect("an own stripe");
+            let counted = stripe.window_successes.load(Ordering::Relaxed);
+            // The turn: the hint says the next success checks.
+            stripe.quiet_below.store(0, Ordering::Relaxed);
+            assert!(!windows.record_success_quickly(0, &stripes));
+            let window = windows
+                .per_thread
+                .get(stripes.thread_slot())
+                .unwrap_or(&windows.whole);
+            assert!(!window.record_success_at_turn(0, &stripes, &|| false));
+            assert_eq!(
+                windows.record_success_slow(0, &stripes, &settings, || false),
+                Judgement::Stale,
+                "per thread: {per_thread}"
+            );
+            assert_eq!(
+                stripe.window_successes.load(Ordering::Relaxed),
+                counted,
+                "per thread: {per_thread}: nothing counted"
+            );
+            assert_eq!(mode_of_own_window(&windows, &stripes), Mode::Dirty);
+        }
     }
 }
