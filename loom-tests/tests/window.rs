@@ -276,3 +276,47 @@ fn a_stale_failure_does_not_land_in_a_later_filling_window_of_its_tag() {
 fn a_stale_success_does_not_replace_a_later_generations_shared_count() {
     check_against_model(2, rate(0.5, 2, 2), &[], &[&[S], &[R, S]], &[F]);
 }
+
+/// The main thread's stripe is at its turn to check whether the window can forget (two
+/// failures aged out have left its count of generation `g` at 6 and its next check due at
+/// 5), and it holds a permit of `g`. Another thread resets the breaker twice, to a
+/// generation with `g`'s tag under loom, and fills its window with two successes and a
+/// failure. Then the permit's success, and two more failures.
+///
+/// Checks that the breaker ends open. In every order the permit's success is counted before
+/// the resets or is stale, and the new generation's last three calls are failures.
+///
+/// Catches: a success at its stripe's turn (`Window::record_success_at_turn`) that does not
+/// check that its generation is still current (tried). After the resets it finds the new
+/// generation's dirty window under its tag, and its stripe's count of `g` ages that failure
+/// out, so the window turns clean and forgets it. The two failures after it then trip
+/// nothing.
+#[test]
+fn a_stale_success_at_its_turn_does_not_forget_a_later_generations_failure() {
+    const CONFIG: ModelConfig = rate(1.0, 3, 3);
+    check(2, || {
+        let (breaker, _clock) = from_model(&CONFIG, 2);
+        for call in [S, S, S, F, S, S, S, F, S, S, S] {
+            assert!(make(&breaker, call));
+        }
+        let permit = breaker.try_acquire().expect("closed");
+        let other = {
+            let breaker = breaker.clone();
+            loom::thread::spawn(move || {
+                for call in [R, R, S, S, F] {
+                    assert!(make(&breaker, call));
+                }
+            })
+        };
+        // Let the other thread go first: loom's search, which compares each access only
+        // with the last one to the same atomic, did not run the resets before this success
+        // on its own (1 execution explored).
+        loom::thread::yield_now();
+        permit.success();
+        other.join().unwrap();
+        for _ in 0..2 {
+            assert!(make(&breaker, F));
+        }
+        assert_eq!(breaker.state(), State::Open);
+    });
+}
