@@ -83,26 +83,35 @@ impl Windows {
         }
     }
 
+    /// The window the quick path asks: with a window per thread, this thread's own (by its
+    /// slot as it is); otherwise, or for a thread with no window there, the window of the
+    /// whole breaker, which with a window per thread is [`Window::declining`].
+    ///
+    /// One bounds check tells the two kinds apart: with one window there are no per-thread
+    /// windows, and every slot falls through to the window of the whole breaker. `get` and
+    /// `unwrap_or` rather than a `match` with a call in each arm: the compiler then picks the
+    /// window's address with a conditional move (rustc 1.95, x86-64), so that neither kind's
+    /// healthy call takes a jump of its own. Both kinds are 24 instructions per healthy call
+    /// in `.ci/instructions`. The `match` took 21 for one window and 24 for a window per
+    /// thread, each with a taken jump, and measured about twice the overhead of this form on
+    /// CPU family 25 (`benches/PERFORMANCE.md`, "Choosing the window without a jump").
+    #[inline(always)]
+    fn window_of_slot(&self, stripes: &Stripes) -> &Window {
+        self.per_thread
+            .get(stripes.thread_slot())
+            .unwrap_or(&self.whole)
+    }
+
     /// [`Window::record_success_quickly`] of the window of the whole breaker, or, with a
-    /// window per thread, of this thread's own window. Whatever it declines goes to
-    /// [`record_success_slow`](Windows::record_success_slow).
+    /// window per thread, of this thread's own window ([`window_of_slot`]). Whatever it
+    /// declines goes to [`record_success_slow`](Windows::record_success_slow). The compiler
+    /// loads one window word or the other and tests it once for clean.
     ///
-    /// The thread's slot indexes the per-thread windows, and one bounds check tells the two
-    /// kinds apart: with one window there are none, and every slot falls through to the
-    /// window of the whole breaker. With a window per thread, a thread beyond them, or one
-    /// without a slot yet, falls through too, to [`Window::declining`], and goes the slow way.
-    /// The compiler loads one window word or the other and tests it once for clean.
-    ///
-    /// One window pays a thread-local load, a compare and a jump for this: 21 instructions per
-    /// healthy call in `.ci/instructions`, against 18 when the breaker-wide word was tested
-    /// first (clean, dirty, then declining) and only then the thread's own window. That order
-    /// cost a window per thread 32 instructions; this one costs it 24.
+    /// [`window_of_slot`]: Windows::window_of_slot
     #[inline(always)]
     pub(crate) fn record_success_quickly(&self, generation: u32, stripes: &Stripes) -> bool {
-        match self.per_thread.get(stripes.thread_slot()) {
-            Some(window) => window.record_success_quickly(generation, stripes),
-            None => self.whole.record_success_quickly(generation, stripes),
-        }
+        self.window_of_slot(stripes)
+            .record_success_quickly(generation, stripes)
     }
 
     /// Records a success that [`record_success_quickly`](Windows::record_success_quickly)
@@ -117,11 +126,10 @@ impl Windows {
     ) -> Judgement {
         // The case that comes all day while failures are in view, before the rest: the
         // window the quick path asked, at this thread's stripe's turn to check.
-        let quick = match self.per_thread.get(stripes.thread_slot()) {
-            Some(window) => window,
-            None => &self.whole,
-        };
-        if quick.record_success_at_turn(generation, stripes, &is_current) {
+        if self
+            .window_of_slot(stripes)
+            .record_success_at_turn(generation, stripes, &is_current)
+        {
             return Judgement::Keep;
         }
         if self.per_thread.is_empty() {
