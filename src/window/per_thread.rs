@@ -20,10 +20,9 @@
 //!   first ([`Stripes::local_indexed`]) and picks the window by the same index. The success
 //!   at a stripe's turn to check ([`Window::record_success_at_turn`]) indexes by the slot as
 //!   it is, as the quick path does, and counts only in a stripe of the thread's own: that
-//!   slot's window. So a thread
-//!   never counts successes in a stripe its window does not read. A slot handed to another
-//!   thread hands over its window with it; the registry orders the old owner's last write
-//!   before the new owner's first (`stripes.rs`).
+//!   slot's window. So a thread never counts successes in a stripe its window does not read.
+//!   A slot handed to another thread hands over its window with it; the registry orders the
+//!   old owner's last write before the new owner's first (`stripes.rs`).
 //! - *Transitions* clear every window, each as `mod.rs` clears the one: [`Windows::begin`]
 //!   (point 5) and [`Windows::clear_before_closing`] (point 7) do to each window what they
 //!   did to the one, and the argument of each point is about one window and the state word.
@@ -93,8 +92,9 @@ impl Windows {
     /// window's address with a conditional move (rustc 1.95, x86-64), so that neither kind's
     /// healthy call takes a jump of its own. Both kinds are 24 instructions per healthy call
     /// in `.ci/instructions`. The `match` took 21 for one window and 24 for a window per
-    /// thread, each with a taken jump, and measured about twice the overhead of this form on
-    /// CPU family 25 (`benches/PERFORMANCE.md`, "Choosing the window without a jump").
+    /// thread, each with a taken jump, and cost more over the bare call on CPU family 25:
+    /// +0.54 against +0.44 ns at that machine's fast speed, +1.1 against +0.65 at its slow
+    /// one (`benches/PERFORMANCE.md`, "Choosing the window without a jump").
     #[inline(always)]
     fn window_of_slot(&self, stripes: &Stripes) -> &Window {
         self.per_thread
@@ -276,11 +276,8 @@ mod tests {
 
     /// The mode of the window this thread's successes go to.
     fn mode_of_own_window(windows: &Windows, stripes: &Stripes) -> Mode {
-        let window = windows
-            .per_thread
-            .get(stripes.thread_slot())
-            .unwrap_or(&windows.whole);
-        WindowWord(window.word.load(Ordering::Relaxed)).mode()
+        let word = windows.window_of_slot(stripes).word.load(Ordering::Relaxed);
+        WindowWord(word).mode()
     }
 
     /// Successes go as the breaker sends them, the quick way and then the slow way; the one
@@ -342,10 +339,7 @@ mod tests {
             // The turn: the hint says the next success checks.
             stripe.quiet_below.store(0, Ordering::Relaxed);
             assert!(!windows.record_success_quickly(0, &stripes));
-            let window = windows
-                .per_thread
-                .get(stripes.thread_slot())
-                .unwrap_or(&windows.whole);
+            let window = windows.window_of_slot(&stripes);
             assert!(!window.record_success_at_turn(0, &stripes, &|| false));
             assert_eq!(
                 windows.record_success_slow(0, &stripes, &settings, || false),
