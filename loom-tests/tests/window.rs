@@ -286,11 +286,11 @@ fn a_stale_success_does_not_replace_a_later_generations_shared_count() {
 /// Checks that the breaker ends open. In every order the permit's success is counted before
 /// the resets or is stale, and the new generation's last three calls are failures.
 ///
-/// Catches: a success at its stripe's turn (`Window::record_success_at_turn`) that does not
-/// check that its generation is still current (tried). After the resets it finds the new
-/// generation's dirty window under its tag, and its stripe's count of `g` ages that failure
-/// out, so the window turns clean and forgets it. The two failures after it then trip
-/// nothing.
+/// Catches: a success at its stripe's turn that does not check that its generation is still
+/// current once the window's tag matches (`word_for`; tried, and before that in a shortcut
+/// of its own). After the resets it finds the new generation's dirty window under its tag,
+/// and its stripe's count of `g` ages that failure out, so the window turns clean and
+/// forgets it. The two failures after it then trip nothing.
 #[test]
 fn a_stale_success_at_its_turn_does_not_forget_a_later_generations_failure() {
     const CONFIG: ModelConfig = rate(1.0, 3, 3);

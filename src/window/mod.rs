@@ -2,9 +2,9 @@
 //!
 //! This is the one seam through which outcomes of a closed breaker reach the trip rules: the
 //! breaker calls [`Window::record_success_quickly`] (then, if it declines,
-//! [`Window::record_success_at_turn`], then [`Window::record_success_slow`]) and
-//! [`Window::record_failure`] and acts on the [`Judgement`]; a time-based window or a
-//! slow-call rule would sit behind the same calls.
+//! [`Window::record_success_slow`]) and [`Window::record_failure`] and acts on the
+//! [`Judgement`]; a time-based window or a slow-call rule would sit behind the same three
+//! calls.
 //!
 //! # What it remembers
 //!
@@ -373,9 +373,9 @@ impl Window {
         // 2^32 or more if not, while `quiet_below` is below 2^32. (The stripe is asked for as
         // an `Option`, not a `LocalStripe`: the enum's tag would be built and tested here.)
         //
-        // The stripe's turn to check goes out of line too (`record_success_at_turn`):
-        // forgetting changes the window, and the window word's tag is 13 bits, so only the
-        // state word can tell this generation from one 2^13 transitions older (a permit held
+        // The stripe's turn to check goes out of line too: forgetting changes the window,
+        // and the window word's tag is 13 bits, so only `word_for`, which asks the state
+        // word, can tell this generation from one 2^13 transitions older (a permit held
         // that long, whose stripe still counts its generation).
         if WindowWord::is_dirty_for(raw, generation) {
             if let Some(stripe) = stripes.thread_stripe() {
@@ -392,40 +392,6 @@ impl Window {
             }
         }
         false
-    }
-
-    /// Records a success of closed `generation` that
-    /// [`record_success_quickly`](Window::record_success_quickly) declined at its stripe's
-    /// turn to check whether the window can forget, and returns whether it did: the window
-    /// is dirty and this thread's own stripe counts `generation`, which is current. This is
-    /// [`record_success_slow`](Window::record_success_slow)'s path for that case, in the same
-    /// order of loads and stores (the word, the state, the stripe), without the layers around
-    /// it; with failures in view it runs once every few dozen successes of each thread.
-    /// Anything else is left to `record_success_slow`.
-    pub(crate) fn record_success_at_turn(
-        &self,
-        generation: u32,
-        stripes: &Stripes,
-        is_current: &impl Fn() -> bool,
-    ) -> bool {
-        // As `word_for`: the word first (`Acquire`), then the state. A matching tag is this
-        // generation's if the generation is current (point 5).
-        let raw = self.word.load(Ordering::Acquire);
-        if !WindowWord::is_dirty_for(raw, generation) || !is_current() {
-            return false;
-        }
-        let Some(stripe) = stripes.thread_stripe() else {
-            return false;
-        };
-        // A count of another generation (an older one, point 8) is `count_aging_success`'s to
-        // replace.
-        let (counted_generation, count) =
-            stripe_count(stripe.window_successes.load(Ordering::Relaxed));
-        if counted_generation != generation {
-            return false;
-        }
-        self.store_aging_count(generation, stripes, stripe, count.wrapping_add(1));
-        true
     }
 
     /// Records a success of closed `generation` that

@@ -17,12 +17,11 @@
 //!   the slot as it is ([`Stripes::thread_slot`]): the slot just past the stripes finds the
 //!   last window, which is that thread's, and its dirty path declines, having no stripe of its
 //!   own; a thread further on or without a slot yet goes the slow way, which claims a slot
-//!   first ([`Stripes::local_indexed`]) and picks the window by the same index. The success
-//!   at a stripe's turn to check ([`Window::record_success_at_turn`]) indexes by the slot as
-//!   it is, as the quick path does, and counts only in a stripe of the thread's own: that
-//!   slot's window. So a thread never counts successes in a stripe its window does not read.
-//!   A slot handed to another thread hands over its window with it; the registry orders the
-//!   old owner's last write before the new owner's first (`stripes.rs`).
+//!   first ([`Stripes::local_indexed`]) and picks the window by the same index. A thread
+//!   with a stripe of its own takes its slow path in the window the quick path asked, which
+//!   is that slot's. So a thread never counts successes in a stripe its window does not
+//!   read. A slot handed to another thread hands over its window with it; the registry
+//!   orders the old owner's last write before the new owner's first (`stripes.rs`).
 //! - *Transitions* clear every window, each as `mod.rs` clears the one: [`Windows::begin`]
 //!   (point 5) and [`Windows::clear_before_closing`] (point 7) do to each window what they
 //!   did to the one, and the argument of each point is about one window and the state word.
@@ -35,7 +34,7 @@
 
 use super::{Judgement, Window, WindowSnapshot};
 use crate::config::Settings;
-use crate::stripes::{SHARED_INDEX, Stripes};
+use crate::stripes::{LocalStripe, SHARED_INDEX, Stripes};
 use crate::sync::Swappable;
 
 pub(crate) struct Windows {
@@ -124,13 +123,18 @@ impl Windows {
         settings: &Swappable<Settings>,
         is_current: impl Fn() -> bool,
     ) -> Judgement {
-        // The case that comes all day while failures are in view, before the rest: the
-        // window the quick path asked, at this thread's stripe's turn to check.
-        if self
-            .window_of_slot(stripes)
-            .record_success_at_turn(generation, stripes, &is_current)
-        {
-            return Judgement::Keep;
+        // A thread with a stripe of its own (the case that comes all day, at its stripe's
+        // turn to check while failures are in view): the window the quick path asked, which
+        // is that stripe's, goes straight to its slow path. Claiming a slot and asking the
+        // quick path again are for threads without one.
+        if let Some(stripe) = stripes.thread_stripe() {
+            return self.window_of_slot(stripes).record_success_slow(
+                generation,
+                stripes,
+                LocalStripe::Owned(stripe),
+                settings,
+                is_current,
+            );
         }
         if self.per_thread.is_empty() {
             return self.whole.record_success_slow(
@@ -281,8 +285,9 @@ mod tests {
     }
 
     /// Successes go as the breaker sends them, the quick way and then the slow way; the one
-    /// at the stripe's turn to check takes `record_success_at_turn`. It must count the
-    /// success and forget the failure at the success that ages it out, as the slow path did.
+    /// at the stripe's turn to check goes straight to the slow path of the window the quick
+    /// path asked. It must count the success and forget the failure at the success that ages
+    /// it out.
     #[test]
     fn a_failure_is_forgotten_at_the_success_that_ages_it_out_in_either_kind() {
         for per_thread in [false, true] {
@@ -339,8 +344,6 @@ mod tests {
             // The turn: the hint says the next success checks.
             stripe.quiet_below.store(0, Ordering::Relaxed);
             assert!(!windows.record_success_quickly(0, &stripes));
-            let window = windows.window_of_slot(&stripes);
-            assert!(!window.record_success_at_turn(0, &stripes, &|| false));
             assert_eq!(
                 windows.record_success_slow(0, &stripes, &settings, || false),
                 Judgement::Stale,
