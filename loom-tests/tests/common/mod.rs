@@ -18,14 +18,25 @@ pub const OPEN: Duration = Duration::from_millis(10);
 /// Runs `model` over every interleaving loom finds with at most `max_preemptions` preemptions.
 ///
 /// `LOOM_MAX_PREEMPTIONS` (read by loom's builder) may lower the bound, never raise it: each
-/// model is sized so that its bound explores it in seconds on a 2-core machine.
+/// model is sized so that its bound explores it in seconds on a 2-core machine. For a deeper
+/// search than CI's, `HOTBREAKER_LOOM_PREEMPTIONS` replaces every model's bound, higher or
+/// lower (a run of minutes to hours).
+///
+/// # Panics
+///
+/// If `HOTBREAKER_LOOM_PREEMPTIONS` is set to anything but a whole number, so that a typo
+/// does not quietly run the usual bound; and, as every model, when loom finds an interleaving
+/// that fails it.
 pub fn check(max_preemptions: usize, model: impl Fn() + Sync + Send + 'static) {
     let mut builder = loom::model::Builder::new();
-    builder.preemption_bound = Some(
-        builder
+    builder.preemption_bound = Some(match std::env::var("HOTBREAKER_LOOM_PREEMPTIONS") {
+        Ok(bound) => bound.trim().parse().unwrap_or_else(|_| {
+            panic!("HOTBREAKER_LOOM_PREEMPTIONS must be a whole number, not {bound:?}")
+        }),
+        Err(_) => builder
             .preemption_bound
             .map_or(max_preemptions, |from_env| from_env.min(max_preemptions)),
-    );
+    });
     // Count the executions, so that a model that explores almost nothing shows in the output.
     let executions = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let counter = executions.clone();
