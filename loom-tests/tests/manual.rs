@@ -20,7 +20,10 @@ use hotbreaker::{Breaker, ManualClock, State, Trigger};
 /// state, a broken chain), a reset that does not empty the window before its swap (the old
 /// failure stays in view), and a failure from before a manual transition counted after it.
 /// (A reset that skips `Window::begin` alone is no bug: the window's tag and `word_for` set
-/// it aside anyway.)
+/// it aside anyway.) Also a failure into a full window that does not check, once the
+/// window's tag matches, that its generation is current (tried in
+/// `Window::record_failure_in_full`): under loom's 1-bit tag, a failure of the first closed
+/// generation lands in the window of the last.
 #[test]
 fn force_open_and_reset_race_a_failure() {
     check_each_order(2, 3, |order| {

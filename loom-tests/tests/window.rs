@@ -73,7 +73,9 @@ fn a_filling_success_trips_when_it_completes_the_window() {
 /// what makes the second bug show: it lands between the forgetter's count and its load of the
 /// word, so that the new failure's record counts one success more than the forgetter did.
 /// Without it (a failure alone on that thread) the model missed that bug (found by mutating
-/// the code).
+/// the code). Also a failure into a dirty window that commits without first writing the
+/// newest failure's record to the ring (tried in `Window::record_failure_in_full`; five
+/// other models catch it too).
 #[test]
 fn forgetting_races_a_new_failure() {
     check_against_model(2, rate(1.0, 3, 3), &[F, S, S], &[&[S], &[S, F]], &[F]);
