@@ -81,6 +81,25 @@ fn forgetting_races_a_new_failure() {
     check_against_model(2, rate(1.0, 3, 3), &[F, S, S], &[&[S], &[S, F]], &[F]);
 }
 
+/// One failure recorded; then two threads each record a failure, which makes a run of three
+/// that trips (a run rule alone).
+///
+/// Checks that the breaker ends open, as every order of the calls leaves it.
+///
+/// Catches: a failure that writes the record of the window's newest failure to the ring after
+/// its own commit instead of before (point 4; tried in `Window::record_failure_in_full`). The
+/// last committer looks two failures back, finds no record of the first yet, and misses the
+/// run. No other model caught it.
+#[test]
+fn a_run_reads_the_record_its_predecessor_wrote_before_committing() {
+    const CONFIG: ModelConfig = ModelConfig {
+        failure_rate: None,
+        consecutive_failures: Some(3),
+        ..rate(1.0, 3, 3)
+    };
+    check_against_model(2, CONFIG, &[F], &[&[F], &[F]], &[]);
+}
+
 /// The main thread's stripe still counts the last generation, with a hint that its next
 /// check is a success away; in the new generation its success ages a failure while another
 /// thread records one, and then one more failure follows.
