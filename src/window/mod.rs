@@ -813,7 +813,10 @@ impl Window {
         Some(self.judge_failure(rules, tag, word, number, successes, None))
     }
 
-    /// [`record_failure`](Window::record_failure) in any mode of the window.
+    /// [`record_failure`](Window::record_failure) in any mode of the window: clears a window
+    /// left by another generation (`word_for`), hands a full window to
+    /// [`record_failure_in_full`](Window::record_failure_in_full), records into a filling one
+    /// here, and retries after a lost race.
     #[inline(never)]
     fn record_failure_in_any_mode(
         &self,
@@ -825,29 +828,34 @@ impl Window {
         let tag = generation_tag(generation);
         let backoff = Backoff::new();
         loop {
-            let rules = self.rules();
-            let empty_mode = || Self::empty_mode_for(rules);
+            let empty_mode = || Self::empty_mode_for(self.rules());
             let Some(word) = self.word_for(generation, &empty_mode, &is_current) else {
                 return Judgement::Stale;
             };
+            if word.mode() != Mode::Filling {
+                // Full: the inline path's work, from its own loads of the words.
+                if let Some(judged) = self.record_failure_in_full(generation, stripes, &is_current)
+                {
+                    return judged;
+                }
+                backoff.spin();
+                continue;
+            }
             let raw = word.0;
             let Some(successes) = self.position_failure(tag, word, generation, stripes) else {
                 backoff.spin();
                 continue;
             };
             let number = word.failures();
-            let filling = word.mode() == Mode::Filling;
             // While the window fills, every rule comes from the settings, the threshold with
             // the rest: one version of the settings judges.
-            let (rules, filling_rate) = if filling {
-                let loaded = settings.load();
-                (Rules::of(&loaded), loaded.failure_rate)
-            } else {
-                (rules, None)
-            };
+            let loaded = settings.load();
+            let (rules, filling_rate) = (Rules::of(&loaded), loaded.failure_rate);
             let outcomes = successes.wrapping_add(u32::from(number)).wrapping_add(1);
             let mode = match filling_rate {
                 Some(rate) if outcomes < rate.window => Mode::Filling,
+                // The window fills with this failure, or the rate rule was removed by a
+                // reconfiguration while it filled.
                 _ => Mode::Dirty,
             };
             let next = word.with_failure(successes, mode);
