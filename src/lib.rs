@@ -48,9 +48,10 @@
 //!   files; [`Breaker::reconfigure`] applies new ones to a live breaker, keeping its state
 //!   and window.
 //! - Calling through it: [`Breaker::call`] and [`Breaker::call_with`] (with a classifier
-//!   returning an [`Outcome`]), `call_async` for a future, [`Breaker::try_acquire`] and
-//!   [`Breaker::try_acquire_owned`] for a [`Permit`] or an [`OwnedPermit`] you settle
-//!   yourself, and [`Breaker::acquire_timeout`] to wait for a permit instead of failing fast.
+//!   returning an [`Outcome`]), [`Breaker::call_async`] for a future,
+//!   [`Breaker::try_acquire`] and [`Breaker::try_acquire_owned`] for a [`Permit`] or an
+//!   [`OwnedPermit`] you settle yourself, and [`Breaker::acquire_timeout`] to wait for a
+//!   permit instead of failing fast.
 //! - Watching it: [`Breaker::metrics`] ([`Metrics`]), [`Breaker::state`], and
 //!   [`Builder::on_transition`] listeners, which receive every [`Transition`] with what
 //!   triggered it ([`Trigger`]).
