@@ -739,6 +739,43 @@ fn a_recovery_from_a_clock_far_ahead_is_not_believed_and_an_honest_one_replaces_
     assert_eq!(report.ended, 1, "b ends the opening it applied: {report:?}");
 }
 
+/// An opening as a machine whose clock runs an hour ahead publishes it: its breaker's 30 s,
+/// on that clock.
+fn opening_from_an_hour_ahead() -> Opening {
+    let ahead = SystemTime::now() + Duration::from_secs(3600);
+    Opening::new(ahead + OPEN, ahead)
+}
+
+#[test]
+fn an_opening_from_a_clock_far_ahead_holds_the_others_only_for_its_own_period() {
+    let mut store = MemoryStore::new();
+    store.publish("db", opening_from_an_hour_ahead()).unwrap();
+    let b = instance();
+    let report = follower(&store, &b).poll();
+    assert_eq!(report.opened, 1, "{report:?}");
+    let open_for = b.transitions.lock().unwrap().last().unwrap().open_for;
+    assert_eq!(
+        open_for,
+        Some(OPEN),
+        "the 30 s its publisher meant, not the hour its clock is ahead"
+    );
+}
+
+#[test]
+fn an_honest_opening_replaces_one_published_from_a_clock_far_ahead() {
+    let mut store = MemoryStore::new();
+    store.publish("db", opening_from_an_hour_ahead()).unwrap();
+    let a = instance();
+    trip(&a);
+    assert_eq!(follower(&store, &a).poll().published, 1);
+    let kept = store.opening("db").unwrap().expect("an opening");
+    let now = SystemTime::now();
+    assert!(
+        kept.published_at <= now && kept.until <= now + OPEN,
+        "a's opening, on this clock, is kept: {kept:?}"
+    );
+}
+
 #[test]
 fn an_opening_a_recovery_answered_is_not_applied_by_a_follower_that_comes_late() {
     let store = MemoryStore::new();

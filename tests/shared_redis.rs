@@ -526,6 +526,35 @@ fn a_recovery_replaces_one_stamped_far_ahead() {
     );
 }
 
+#[test]
+fn an_opening_replaces_one_published_far_ahead_even_if_that_one_ends_later() {
+    let Some(server) = start_server(&[]) else {
+        return;
+    };
+    let mut store = RedisStore::new(&server.address);
+    let now = SystemTime::now();
+    let ahead = now + Duration::from_secs(3600);
+    store
+        .publish("db", Opening::new(ahead + Duration::from_secs(30), ahead))
+        .unwrap();
+    let honest = Opening::new(now + Duration::from_secs(30), now);
+    store.publish("db", honest).unwrap();
+    let kept = store.opening("db").unwrap().expect("an opening");
+    assert_eq!(
+        (millis(kept.until), millis(kept.published_at)),
+        (millis(honest.until), millis(honest.published_at)),
+        "the opening stamped an hour ahead is replaced"
+    );
+    // Within `RECOVERY_AHEAD` of each other, the later deadline is still kept.
+    let soon = Opening::new(
+        now + Duration::from_secs(10),
+        now - Duration::from_millis(500),
+    );
+    store.publish("db", soon).unwrap();
+    let kept = store.opening("db").unwrap().expect("an opening");
+    assert_eq!(millis(kept.until), millis(honest.until), "{kept:?}");
+}
+
 /// Sends one command to the server as text, and reads (and drops) its reply.
 fn send(server: &Server, command: &str) {
     let mut raw = TcpStream::connect(&server.address).unwrap();

@@ -614,6 +614,15 @@ impl<S: OpeningStore> SharedOpenings<S> {
         let Ok(remaining) = opening.until.duration_since(SystemTime::now()) else {
             return Ok(()); // passed while it travelled
         };
+        // No longer than the period its publisher meant: deadline and publish time come from
+        // the same clock, so their difference holds whatever that clock's offset from ours.
+        // A deadline measured on our clock alone would hold this breaker open for as long
+        // again as a publisher's clock runs ahead, a year at most (`MAX_OPEN_DURATION`).
+        let meant = opening
+            .until
+            .duration_since(opening.published_at)
+            .unwrap_or(Duration::ZERO);
+        let remaining = remaining.min(meant);
         if remaining < SHORTEST_OPENING {
             return Ok(());
         }

@@ -13,9 +13,12 @@
 //! 2. reads each name's opening back from an [`OpeningStore`], and opens a closed or
 //!    half-open breaker until its deadline ([`Breaker::open_for`](crate::Breaker::open_for),
 //!    [`Trigger::External`](crate::Trigger::External)), or makes the opening it applied before
-//!    longer. Not the opening this instance published itself, nor one that ends within a
-//!    second of it while no poll has seen its breaker closed since: that is the same failure
-//!    seen by two instances that tripped at about the same time. Nor, while the breaker is
+//!    longer; for no longer than the period its publisher meant (its deadline less its
+//!    publish time, both on the publisher's clock), so that a clock running ahead does not
+//!    hold the others open for as long again. Not the opening this instance published
+//!    itself, nor one that ends within a second of it while no poll has seen its breaker
+//!    closed since: that is the same failure seen by two instances that tripped at about the
+//!    same time. Nor, while the breaker is
 //!    closed, one published before this follower last saw the breaker in an opening of its
 //!    own: the probe that closed it came later than that news. Nor one that a recovery
 //!    recorded after its publish time has answered: the dependency answered someone since
@@ -30,8 +33,9 @@
 //!    up, meet its rule;
 //! 5. publishes every opening a followed breaker made by itself (a trip, a failed probe, or
 //!    step 4) as a wall-clock deadline and publish time under the breaker's name; the store
-//!    keeps the opening that ends later, unless the one it keeps is answered by a recovery
-//!    (then the new one, whenever it ends), and the later of two recoveries.
+//!    keeps the opening that ends later, unless the one it keeps is answered by a recovery or
+//!    was published more than a second after the new one (then the new one, whenever it
+//!    ends), and the later of two recoveries.
 //!
 //! By default each instance still probes when the period ends, and one whose probe fails
 //! opens again and publishes that. With [`SharedOpenings::wait_for_probe`], one instance
@@ -90,8 +94,9 @@ pub use memory::MemoryStore;
 pub use redis::RedisStore;
 
 /// How far ahead of the reader's clock a recovery may be stamped and still be believed, and
-/// how much later than a new recovery a recorded one may be and still be kept: the clocks of
-/// two machines that agree to within this much are taken to agree.
+/// how much later than a new recovery a recorded one may be, or than a new opening's publish
+/// time a recorded opening's, and still be kept: the clocks of two machines that agree to
+/// within this much are taken to agree.
 pub const RECOVERY_AHEAD: Duration = Duration::from_secs(1);
 
 /// Where instances leave their openings, and the times they saw the dependency recover, for
@@ -101,11 +106,13 @@ pub const RECOVERY_AHEAD: Duration = Duration::from_secs(1);
 /// other clock. Implementations keep, per name, one [`Opening`]: the one with the later
 /// deadline of two, except that one *answered* by a recovery (the latest recovery recorded for
 /// the name, if the store keeps recoveries, is later than its publish time, and no more than
-/// [`RECOVERY_AHEAD`] ahead of the new one's) gives way to any new opening, whenever it ends.
-/// They may forget an opening once its deadline has passed.
+/// [`RECOVERY_AHEAD`] ahead of the new one's), or one published more than [`RECOVERY_AHEAD`]
+/// later than the new one (a machine whose clock runs ahead stamped it), gives way to any new
+/// opening, whenever it ends. They may forget an opening once its deadline has passed.
 pub trait OpeningStore: Send {
     /// Records that the dependency behind `name` is failing until `opening.until`, unless the
-    /// opening already recorded for it ends later and is not answered by a recovery.
+    /// opening already recorded for it ends later, is not answered by a recovery, and was not
+    /// published more than [`RECOVERY_AHEAD`] later than `opening`.
     ///
     /// # Errors
     ///

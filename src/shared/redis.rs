@@ -30,9 +30,9 @@ end
 return 0";
 
 /// Keeps an opening, `until published_at` (`ARGV[1]`, `ARGV[2]`), under `KEYS[1]` for `ARGV[3]`
-/// milliseconds, unless the one kept ends later and is not answered: the recovery under
-/// `KEYS[2]` is later than the kept one's publish time, and no later than `ARGV[4]` (the new
-/// one's publish time and `RECOVERY_AHEAD`). One script, so that two instances publishing at
+/// milliseconds, unless the one kept ends later, was published no later than `ARGV[4]` (the
+/// new one's publish time and `RECOVERY_AHEAD`), and is not answered: the recovery under
+/// `KEYS[2]` is later than the kept one's publish time, and no later than `ARGV[4]`. One script, so that two instances publishing at
 /// once cannot leave the wrong one. A kept value that is no opening `opening` can read is
 /// replaced (times of more than 15 digits included: [`MILLIS_DIGITS`], and a key of another
 /// type: `GET` fails on it, `SET` replaces it); a recovery key of another type holds no
@@ -47,7 +47,7 @@ if raw then
     until_kept, published_kept = tonumber(u), tonumber(p)
   end
 end
-if until_kept and until_kept >= tonumber(ARGV[1]) then
+if until_kept and until_kept >= tonumber(ARGV[1]) and published_kept <= tonumber(ARGV[4]) then
   local recovered = redis.pcall('GET', KEYS[2])
   local at = nil
   if type(recovered) == 'string' and #recovered <= 15 and string.match(recovered, '^%d+$') then
