@@ -776,6 +776,41 @@ fn an_honest_opening_replaces_one_published_from_a_clock_far_ahead() {
     );
 }
 
+/// A memory store whose recoveries cannot be read, as a Redis key holding something else.
+struct UnreadableRecoveries(MemoryStore);
+
+impl OpeningStore for UnreadableRecoveries {
+    fn publish(&mut self, name: &str, opening: Opening) -> Result<(), StoreError> {
+        self.0.publish(name, opening)
+    }
+    fn opening(&mut self, name: &str) -> Result<Option<Opening>, StoreError> {
+        self.0.opening(name)
+    }
+    fn recovered_at(&mut self, _: &str) -> Result<Option<SystemTime>, StoreError> {
+        Err(StoreError::new("holds \"garbage\", not a time"))
+    }
+}
+
+#[test]
+fn an_unreadable_recovery_is_reported_and_the_opening_applied() {
+    let store = MemoryStore::new();
+    let (a, b) = (instance(), instance());
+    trip(&a);
+    assert_eq!(follower(&store, &a).poll().published, 1);
+    let mut follow_b =
+        SharedOpenings::new(UnreadableRecoveries(store.clone())).follow("db", b.breaker.clone());
+    let report = follow_b.poll();
+    assert_eq!(report.opened, 1, "{report:?}");
+    assert_eq!(b.breaker.state(), State::Open);
+    assert!(
+        report
+            .errors
+            .iter()
+            .any(|(name, error)| name == "db" && error.to_string().contains("garbage")),
+        "the store's error is still reported: {report:?}"
+    );
+}
+
 #[test]
 fn an_opening_a_recovery_answered_is_not_applied_by_a_follower_that_comes_late() {
     let store = MemoryStore::new();

@@ -627,8 +627,14 @@ impl<S: OpeningStore> SharedOpenings<S> {
             return Ok(());
         }
         // Asked only of news that would be applied: a recovery after its publish time means
-        // the dependency answered someone since (this follower may have come late to it).
-        if let Some(recovered) = store.recovered_at(&entry.name)? {
+        // the dependency answered someone since (this follower may have come late to it). A
+        // recovery the store cannot read answers nothing: the opening is applied, and the
+        // error reported, rather than one bad value keeping every opening from this breaker.
+        let (recovered, unreadable) = match store.recovered_at(&entry.name) {
+            Ok(recovered) => (recovered, None),
+            Err(error) => (None, Some(error)),
+        };
+        if let Some(recovered) = recovered {
             let believable = SystemTime::now() + RECOVERY_AHEAD;
             if recovered <= believable && opening.is_answered_by(recovered) {
                 entry.settled = Some(opening);
@@ -646,7 +652,7 @@ impl<S: OpeningStore> SharedOpenings<S> {
                 entry.settled = Some(opening);
                 entry.applied_at = applied_at;
                 report.extended += 1;
-                return Ok(());
+                return unreadable.map_or(Ok(()), Err);
             }
         }
         // A breaker still in an open period (its own, or the one applied before, which ends
@@ -658,7 +664,7 @@ impl<S: OpeningStore> SharedOpenings<S> {
             entry.recovery_due = Some(generation);
             report.opened += 1;
         }
-        Ok(())
+        unreadable.map_or(Ok(()), Err)
     }
 }
 
