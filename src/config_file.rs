@@ -319,7 +319,15 @@ mod file {
             self.position.map(|(line, _)| line)
         }
 
-        /// The column (from 1) where the format crate found the error, when it said.
+        /// The column (from 1, counting characters) where the format crate found the error,
+        /// when it said.
+        ///
+        /// In JSON, serde_json reads a scalar value whole before it can refuse it, and the
+        /// column is where it stopped: a table or a list where a value belongs is pointed at
+        /// by its opening bracket, but a string, number or key it refused (a bad duration, a
+        /// number out of range, an unknown key) by its last character, and a syntax error by
+        /// the character it found. A document that ends too soon is pointed one past its
+        /// last character.
         pub fn column(&self) -> Option<usize> {
             self.position.map(|(_, column)| column)
         }
@@ -436,8 +444,9 @@ mod file {
         if is_position { &message[..at] } else { message }
     }
 
-    /// Line and column (both from 1) of byte `offset` in `text`.
-    #[cfg(feature = "toml")]
+    /// Line and column (both from 1, the column counting characters) of byte `offset` in
+    /// `text`.
+    #[cfg(any(feature = "toml", feature = "json"))]
     fn position_of(text: &str, offset: usize) -> (usize, usize) {
         let mut end = offset.min(text.len());
         while !text.is_char_boundary(end) {
@@ -455,14 +464,19 @@ mod file {
         let error = |field: String, error: &toml::de::Error| {
             let position = error.span().map(|span| position_of(text, span.start));
             // The toml crate says "duplicate key" and points at it: name it, as the other
-            // formats do.
-            let key = error
+            // formats do, and (found before serde tracks a path) its path too.
+            let duplicate = error
                 .span()
-                .and_then(|span| text.get(span))
-                .filter(|_| error.message() == "duplicate key");
-            match key {
-                Some(key) => {
-                    let reason = format!("duplicate key `{}`", key.trim());
+                .filter(|_| error.message() == "duplicate key")
+                .and_then(|span| Some((text.get(span.clone())?.trim(), span)));
+            match duplicate {
+                Some((key, span)) => {
+                    let reason = format!("duplicate key `{key}`");
+                    let field = if field.is_empty() {
+                        toml_duplicate::path(text, span)
+                    } else {
+                        field
+                    };
                     ConfigFileError::parse(Format::Toml, field, &reason, position)
                 }
                 None => ConfigFileError::parse(Format::Toml, field, error.message(), position),
@@ -472,6 +486,116 @@ mod file {
         serde_path_to_error::deserialize(deserializer)
             .map(|Table(parsed)| parsed)
             .map_err(|e| error(e.path().to_string(), e.inner()))
+    }
+
+    /// The path of a key the toml crate found twice. It finds a duplicate while building its
+    /// tables from the text, before serde and its path tracking see anything; the path is
+    /// found with toml's own parser instead, which knows every form a key can take (table
+    /// headers, array tables, inline tables, dotted and quoted keys).
+    #[cfg(feature = "toml")]
+    mod toml_duplicate {
+        use std::fmt::Write;
+        use std::ops::Range;
+
+        use toml::de::{DeTable, DeValue};
+
+        /// The path, written as serde_path_to_error writes one (`breakers.a.stripes`,
+        /// `x[1].b`), of the key at `span` in `text`, toml having found it twice.
+        ///
+        /// The key is renamed, the text is parsed again (recovering from any other error) and
+        /// the renamed key, known by its name and where it starts, is looked for in the tables
+        /// built: it sits where the duplicate would have gone. Where it is not found (a form
+        /// toml's recovery drops), the field is the key alone, which is better than none.
+        pub(super) fn path(text: &str, span: Range<usize>) -> String {
+            let raw = text.get(span.clone()).unwrap_or_default().trim();
+            let key = decoded_key(raw)
+                .filter(|key| !key.is_empty())
+                .unwrap_or_else(|| raw.to_owned());
+            // A name no other key can have, so that the renamed key meets none of its name:
+            // every underscore in a key takes at least one byte of the text (written, or
+            // escaped), and this name has more underscores than the text has bytes.
+            let marker = format!("duplicate{}", "_".repeat(text.len() + 1));
+            let (Some(before), Some(after)) = (text.get(..span.start), text.get(span.end..)) else {
+                return key;
+            };
+            let renamed = format!("{before}{marker}{after}");
+            let (root, _) = DeTable::parse_recoverable(&renamed);
+            let Some(mut path) = path_to(root.get_ref(), &marker, span.start) else {
+                return key;
+            };
+            if !path.is_empty() {
+                path.push('.');
+            }
+            path.push_str(&key);
+            path
+        }
+
+        /// The name `raw` (a key as written: bare, quoted, escaped) stands for, read by toml.
+        fn decoded_key(raw: &str) -> Option<String> {
+            let document = format!("{raw} = 0");
+            let table = DeTable::parse(&document).ok()?;
+            let mut entries = table.get_ref().iter();
+            match (entries.next(), entries.next()) {
+                (Some((key, value)), None) if matches!(value.get_ref(), DeValue::Integer(_)) => {
+                    Some(key.get_ref().to_string())
+                }
+                _ => None,
+            }
+        }
+
+        /// The path of the table holding `key` written at byte `start` (a key of the same
+        /// name may be written elsewhere), searched depth first without recursion (a header
+        /// can nest tables as deep as it has dots).
+        fn path_to(root: &DeTable<'_>, key: &str, start: usize) -> Option<String> {
+            enum Step<'a> {
+                Key(&'a str, usize),
+                Index(usize),
+            }
+            impl<'a> Step<'a> {
+                fn key(name: &'a toml::Spanned<std::borrow::Cow<'_, str>>) -> Self {
+                    Step::Key(name.get_ref(), name.span().start)
+                }
+            }
+            let mut pending: Vec<(usize, Step<'_>, &DeValue<'_>)> = root
+                .iter()
+                .map(|(name, value)| (0, Step::key(name), value.get_ref()))
+                .collect();
+            let mut path: Vec<Step<'_>> = Vec::new();
+            while let Some((depth, step, value)) = pending.pop() {
+                path.truncate(depth);
+                if matches!(step, Step::Key(name, at) if name == key && at == start) {
+                    let mut written = String::new();
+                    for step in &path {
+                        match step {
+                            Step::Key(name, _) if written.is_empty() => written.push_str(name),
+                            Step::Key(name, _) => {
+                                let _ = write!(written, ".{name}");
+                            }
+                            Step::Index(index) => {
+                                let _ = write!(written, "[{index}]");
+                            }
+                        }
+                    }
+                    return Some(written);
+                }
+                path.push(step);
+                match value {
+                    DeValue::Table(table) => pending.extend(
+                        table
+                            .iter()
+                            .map(|(name, value)| (depth + 1, Step::key(name), value.get_ref())),
+                    ),
+                    DeValue::Array(items) => pending.extend(
+                        items
+                            .into_iter()
+                            .enumerate()
+                            .map(|(index, value)| (depth + 1, Step::Index(index), value.get_ref())),
+                    ),
+                    _ => {}
+                }
+            }
+            None
+        }
     }
 
     /// Parses YAML text into `T`, the error naming the field by its path.
@@ -511,7 +635,7 @@ mod file {
     #[cfg(feature = "json")]
     fn parse_json<T: DeserializeOwned>(text: &str) -> Result<T, ConfigFileError> {
         let error = |field: String, error: &serde_json::Error| {
-            let position = (error.line() > 0).then(|| (error.line(), error.column()));
+            let position = json_position(text, error);
             let message = error.to_string();
             ConfigFileError::parse(
                 Format::Json,
@@ -525,6 +649,53 @@ mod file {
             .map_err(|e| error(e.path().to_string(), e.inner()))?;
         deserializer.end().map_err(|e| error(String::new(), &e))?;
         Ok(parsed)
+    }
+
+    /// Line and column (from 1, counting characters) of a serde_json error in `text`, or
+    /// `None` when serde_json gave no position.
+    ///
+    /// serde_json's position counts bytes and stands for a byte offset: `column` bytes into
+    /// the line, the column being the 1-based column of the byte before that offset. That
+    /// byte is the one it last read, or the one it peeked at and refused, so a position can
+    /// be column 0 (the byte before is the previous line's newline, or there is none). What
+    /// it points at is then set apart by kind of error:
+    /// - end of input: one past the last character, wherever serde_json stopped;
+    /// - a value refused (a type or data error): serde_json reads a scalar whole before
+    ///   refusing it, and its last character is the one pointed at; but a table or list it
+    ///   refuses without reading it, and the byte before it is then whitespace or the
+    ///   separator before the value: the value is pointed at instead;
+    /// - a syntax error: the byte before the offset, the one serde_json read or peeked at.
+    #[cfg(feature = "json")]
+    fn json_position(text: &str, error: &serde_json::Error) -> Option<(usize, usize)> {
+        use serde_json::error::Category;
+        if error.line() == 0 {
+            return None;
+        }
+        let line_start = match error.line() {
+            1 => Some(0),
+            line => text.match_indices('\n').nth(line - 2).map(|(at, _)| at + 1),
+        };
+        let Some(offset) = line_start.map(|start| (start + error.column()).min(text.len())) else {
+            // Not a position in this text: keep serde_json's, but from 1.
+            return Some((error.line(), error.column().max(1)));
+        };
+        let is_json_space = |byte: &u8| matches!(byte, b' ' | b'\t' | b'\n' | b'\r');
+        let at = match error.classify() {
+            Category::Eof => text.len(),
+            Category::Data => {
+                let before = offset.checked_sub(1).and_then(|at| text.as_bytes().get(at));
+                match before {
+                    Some(byte) if !is_json_space(byte) && !b":,[{".contains(byte) => offset - 1,
+                    // Not read yet: the value starts at the next byte that is not a space.
+                    _ => text.as_bytes()[offset..]
+                        .iter()
+                        .position(|byte| !is_json_space(byte))
+                        .map_or(text.len(), |skipped| offset + skipped),
+                }
+            }
+            Category::Syntax | Category::Io => offset.saturating_sub(1),
+        };
+        Some(position_of(text, at))
     }
 
     /// Parses text in `format` into `T`; a format whose feature is off is refused.
@@ -654,5 +825,243 @@ mod file {
                 .map_err(|error| ConfigFileError::out_of_range(format, error))?;
             Ok(config)
         }
+    }
+}
+
+#[cfg(all(test, feature = "json"))]
+mod json_position_tests {
+    use crate::Config;
+
+    /// Line and column of the error for `text`, checked against the position in its message.
+    fn position(text: &str) -> (usize, usize) {
+        let err = Config::from_json_str(text).unwrap_err();
+        let (line, column) = (err.line().unwrap(), err.column().unwrap());
+        let suffix = format!("(JSON, line {line}, column {column})");
+        assert!(err.to_string().ends_with(&suffix), "{err} vs {suffix}");
+        (line, column)
+    }
+
+    #[test]
+    fn a_value_of_the_wrong_kind_at_the_start_of_a_line_is_in_column_1() {
+        assert_eq!(position("[]"), (1, 1));
+        assert_eq!(position("\n\n[]"), (3, 1));
+        assert_eq!(position("  []"), (1, 3));
+    }
+
+    #[test]
+    fn a_table_where_a_value_belongs_is_pointed_at_its_brace() {
+        assert_eq!(position(r#"{"stripes": []}"#), (1, 13));
+        assert_eq!(position(r#"{"stripes":[]}"#), (1, 12));
+        assert_eq!(
+            position("{\"failure_rate\":\n  {\"threshold\": {}}}"),
+            (2, 17)
+        );
+        assert_eq!(position(r#"{"failure_rate": [0.5, 20]}"#), (1, 18));
+    }
+
+    #[test]
+    fn the_end_of_the_input_is_one_past_its_last_character() {
+        assert_eq!(position(""), (1, 1));
+        assert_eq!(position("  "), (1, 3));
+        assert_eq!(position(r#"{"stripes": 4"#), (1, 14));
+        assert_eq!(position("{\"stripes\": 4\n"), (2, 1));
+        assert_eq!(position(r#"{"open_duration": "30s"#), (1, 23));
+    }
+
+    #[test]
+    fn a_syntax_error_is_at_the_character_found() {
+        assert_eq!(position(r#"{"stripes" 4}"#), (1, 12));
+        assert_eq!(position(r#"{"stripes": 4} x"#), (1, 16));
+        assert_eq!(position(r#"{"stripes": 4,}"#), (1, 15));
+        // A raw newline in a string: the newline, one past the end of its line.
+        assert_eq!(position("{\"open_duration\": \"30s\n\"}"), (1, 23));
+    }
+
+    #[test]
+    fn a_value_read_and_then_refused_is_at_its_last_character() {
+        assert_eq!(position(r#"{"open_duration": "30 parsecs"}"#), (1, 30));
+        assert_eq!(position(r#"{"stripes": "4"}"#), (1, 15));
+        assert_eq!(position(r#"{"nope": 1}"#), (1, 7));
+    }
+
+    /// Every prefix of a document, and the document with any one character replaced: the
+    /// position is within the text, from 1, and the one the message names.
+    #[test]
+    fn every_position_is_within_the_text_and_from_1() {
+        let document = "{\n  \"open_duration\": \"30s\",\n  \"failure_rate\": { \"threshold\": 0.5, \"window\": 20 },\n  \"breakers\": {\"é\": {\"stripes\": 4}}\n}\n";
+        let mut texts: Vec<String> = Vec::new();
+        for (at, c) in document.char_indices() {
+            texts.push(document[..at].to_owned());
+            for other in ['[', '{', '}', ']', ',', ':', '"', '\n', 'x', '1', ' '] {
+                if other != c {
+                    let end = at + c.len_utf8();
+                    texts.push(format!("{}{other}{}", &document[..at], &document[end..]));
+                }
+            }
+        }
+        for text in &texts {
+            let errors = [
+                Config::from_json_str(text).err(),
+                crate::RegistryConfig::from_json_str(text).err(),
+            ];
+            for err in errors.into_iter().flatten() {
+                let Some((line, column)) = err.line().zip(err.column()) else {
+                    continue;
+                };
+                let line_text = text.split('\n').nth(line - 1);
+                let length = line_text.map(|l| l.chars().count());
+                assert!(
+                    line >= 1 && column >= 1 && length.is_some_and(|n| column <= n + 1),
+                    "{text:?}: {err}"
+                );
+                let suffix = format!("(JSON, line {line}, column {column})");
+                assert!(err.to_string().ends_with(&suffix), "{text:?}: {err}");
+            }
+        }
+    }
+
+    #[test]
+    fn columns_count_characters_not_bytes() {
+        assert_eq!(position(r#"{"é": 1}"#), (1, 4));
+        let text = r#"{"breakers": {"é": {"stripes": []}}}"#;
+        let err = crate::RegistryConfig::from_json_str(text).unwrap_err();
+        assert_eq!(err.field(), "breakers.é.stripes");
+        assert_eq!((err.line(), err.column()), (Some(1), Some(32)));
+    }
+}
+
+#[cfg(all(test, feature = "toml"))]
+mod toml_duplicate_key_tests {
+    use crate::{Config, RegistryConfig};
+
+    fn field(text: &str) -> String {
+        let err = Config::from_toml_str(text).unwrap_err();
+        assert!(err.reason().starts_with("duplicate key"), "{err}");
+        err.field().to_owned()
+    }
+
+    fn registry_field(text: &str) -> String {
+        let err = RegistryConfig::from_toml_str(text).unwrap_err();
+        assert!(err.reason().starts_with("duplicate key"), "{err}");
+        err.field().to_owned()
+    }
+
+    #[test]
+    fn a_key_given_twice_in_an_inline_table_is_named_by_its_path() {
+        let text = "failure_rate = { threshold = 0.5, window = 20, window = 30 }";
+        assert_eq!(field(text), "failure_rate.window");
+        let err = Config::from_toml_str(text).unwrap_err();
+        assert_eq!(err.reason(), "duplicate key `window`");
+        assert_eq!((err.line(), err.column()), (Some(1), Some(48)));
+    }
+
+    #[test]
+    fn a_key_given_twice_at_the_top_is_named() {
+        assert_eq!(
+            field("open_duration = \"1s\"\nopen_duration = \"2s\""),
+            "open_duration"
+        );
+    }
+
+    #[test]
+    fn a_key_given_twice_under_a_table_header_is_named_by_its_path() {
+        assert_eq!(
+            registry_field("[breakers.a]\nstripes = 4\nstripes = 5"),
+            "breakers.a.stripes"
+        );
+        assert_eq!(
+            field("[failure_rate]\nthreshold = 0.5\nwindow = 20\nwindow = 30"),
+            "failure_rate.window"
+        );
+    }
+
+    #[test]
+    fn dotted_and_quoted_keys_are_named_by_their_decoded_path() {
+        assert_eq!(
+            field("failure_rate.window = 20\nfailure_rate . \"window\" = 30"),
+            "failure_rate.window"
+        );
+        assert_eq!(
+            registry_field("[breakers.'a.b']\n\"stripes\" = 4\nstripes = 5"),
+            "breakers.a.b.stripes"
+        );
+        assert_eq!(
+            registry_field("[breakers]\na = { stripes = 4, 'stripes' = 5 }"),
+            "breakers.a.stripes"
+        );
+    }
+
+    #[test]
+    fn a_table_given_twice_is_named() {
+        assert_eq!(
+            field("[failure_rate]\nthreshold = 0.5\n[failure_rate]\nwindow = 20"),
+            "failure_rate"
+        );
+        assert_eq!(
+            registry_field("[breakers.a]\nstripes = 4\n[breakers.a]\nstripes = 5"),
+            "breakers.a"
+        );
+        assert_eq!(field("stripes = 4\n[[stripes]]"), "stripes");
+    }
+
+    #[test]
+    fn a_key_given_twice_in_an_array_is_named_with_its_index() {
+        assert_eq!(field("[[x]]\n[[x]]\na = 1\na = 2"), "x[1].a");
+        assert_eq!(field("x = [{ a = 1 }, { b = 1, b = 2 }]"), "x[1].b");
+    }
+
+    /// Every document toml refuses for a duplicate key names a field: every prefix of a
+    /// document with duplicates in each form, every tail of its lines, and the document with
+    /// any one line removed.
+    #[test]
+    fn every_duplicate_key_names_a_field() {
+        let document = "open_duration = \"1s\"\nopen_duration = \"2s\"\nfailure_rate = { window = 1, 'window' = 2 }\n[a.b]\nc = 1\n\"c\" = 2\nd.e = 1\nd.e = 2\n[a.b]\n[[f]]\ng = 1\ng = 2\n[a]\nb.c = 3\n";
+        let lines: Vec<&str> = document.lines().collect();
+        let mut texts: Vec<String> = document
+            .char_indices()
+            .map(|(at, _)| document[..at].to_owned())
+            .collect();
+        for first in 0..lines.len() {
+            texts.push(lines[first..].join("\n"));
+            let kept: Vec<&str> = (0..lines.len())
+                .filter(|&i| i != first)
+                .map(|i| lines[i])
+                .collect();
+            texts.push(kept.join("\n"));
+        }
+        for text in &texts {
+            let Err(err) = Config::from_toml_str(text) else {
+                continue;
+            };
+            if err.reason().starts_with("duplicate key") {
+                assert!(!err.field().is_empty(), "{text:?}: {err}");
+            }
+        }
+    }
+
+    #[test]
+    fn odd_documents_name_a_field_and_do_not_panic() {
+        for text in [
+            "a = 1\na = 2\nb = 1\nb.c = 2",
+            "hotbreaker_duplicate_key = 1\nhotbreaker_duplicate_key = 2",
+            "[a]\nb.c = 1\n[a.b]\nc = 2",
+            "a = { b = { c = 1, c = 2 } }",
+            "\"\" = 1\n'' = 2",
+        ] {
+            let err = Config::from_toml_str(text).unwrap_err();
+            assert!(!err.field().is_empty(), "{text:?}: {err}");
+        }
+        assert_eq!(
+            field("hotbreaker_duplicate_key = 1\nhotbreaker_duplicate_key = 2"),
+            "hotbreaker_duplicate_key"
+        );
+        assert_eq!(field("a = { b = { c = 1, c = 2 } }"), "a.b.c");
+        assert_eq!(field("[a]\nb.c = 1\n[a.b]\nc = 2"), "a.b");
+        assert_eq!(field("[a.b]\nc = 1\n[a]\nb.d = 2"), "a.b");
+        // Keys a fixed name for the renamed key could meet: in another table, in the same
+        // one, and written with an escape.
+        assert_eq!(field("[t]\nduplicate_ = 1\n[u]\nx = 1\nx = 2"), "u.x");
+        assert_eq!(field("[u]\nduplicate_ = 1\nx = 1\nx = 2"), "u.x");
+        assert_eq!(field("[u]\n\"duplicate\\u005F\" = 1\nx = 1\nx = 2"), "u.x");
     }
 }
