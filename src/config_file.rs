@@ -243,6 +243,8 @@ mod file {
 
     use serde::de::DeserializeOwned;
 
+    // Used by the parsers, each behind its format's feature.
+    #[cfg(any(feature = "toml", feature = "yaml", feature = "json"))]
     use super::table::Table;
 
     use crate::config::{Config, ConfigError};
