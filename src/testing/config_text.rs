@@ -7,8 +7,9 @@ use crate::{Breaker, Config, ConfigFileError, Format, ManualClock, Registry, Reg
 /// YAML or JSON (the first byte picks which), and checks what a reader of the files is
 /// promised:
 ///
-/// - an error prints as one line (no control character at all), and one about a value out
-///   of range names its field;
+/// - an error prints as one line (no control character at all), one about a value out of
+///   range or a duplicate key names its field, and its line and column (from 1) are within
+///   the text;
 /// - what is read passes the builder's checks, a registry's configuration applies to an
 ///   empty registry and, applied again, finds every breaker configured already, and written
 ///   back out as JSON it reads back the same.
@@ -39,7 +40,7 @@ pub fn fuzz_config_text(data: &[u8]) {
                     .unwrap_or_else(|e| panic!("{e}, reading back {written}"));
                 assert_eq!(read, config, "written as {written}");
             }
-            Err(error) => check_error(&error),
+            Err(error) => check_error(&error, text),
         }
     } else {
         match RegistryConfig::from_str_as(format, text) {
@@ -77,13 +78,40 @@ pub fn fuzz_config_text(data: &[u8]) {
                     Err(error) => assert!(unwritable, "{error}: {config:?}"),
                 }
             }
-            Err(error) => check_error(&error),
+            Err(error) => check_error(&error, text),
         }
     }
 }
 
-fn check_error(error: &ConfigFileError) {
+fn check_error(error: &ConfigFileError, text: &str) {
     let line = error.to_string();
+    if let (Some(at_line), Some(column)) = (error.line(), error.column()) {
+        assert!(at_line >= 1 && column >= 1, "not from 1: {line}");
+    }
+    // Within the text, for the positions this crate works out itself from the text (YAML's
+    // are libyaml's, which also breaks lines at `\r` and at Unicode line separators). A column
+    // may be one past a line's end: the end of the input, or a line break where a value was
+    // due.
+    let ours = matches!(error.format(), Format::Toml | Format::Json);
+    if let (Some(at_line), Some(column), true) = (error.line(), error.column(), ours) {
+        let lines: Vec<&str> = text.split('\n').collect();
+        assert!(
+            at_line <= lines.len(),
+            "line {at_line} of {}: {line}",
+            lines.len()
+        );
+        let width = lines[at_line - 1].chars().count();
+        assert!(
+            column <= width + 1,
+            "column {column} on a line of {width} characters: {line}"
+        );
+    }
+    if error.reason().starts_with("duplicate key") {
+        assert!(
+            !error.field().is_empty(),
+            "a duplicate key, but no field named: {line}"
+        );
+    }
     assert!(
         !line.chars().any(char::is_control),
         "an error with a line break or another control character: {line:?}"
