@@ -33,7 +33,21 @@ use crate::sync::{Arc, AtomicU64, Ordering};
 pub trait Clock: Send + Sync + 'static {
     /// Nanoseconds elapsed since this clock's epoch.
     fn now_nanos(&self) -> u64;
+
+    /// How often, in real time, a caller waiting for admission
+    /// ([`acquire_timeout`](crate::Breaker::acquire_timeout) and its async twin) reads this
+    /// clock again while only time on it can admit the caller (an open period running out, a
+    /// probe passing its timeout). `None`, the default, is for a clock that moves with real
+    /// time: the waiter sleeps until that moment comes by this clock, or an event wakes it. A
+    /// clock whose time can jump when something moves it (as [`ManualClock`]'s does) returns
+    /// how soon a waiter should look again, or it would sleep its durations out in real time.
+    fn recheck_within(&self) -> Option<Duration> {
+        None
+    }
 }
+
+/// How often a waiter looks at a [`ManualClock`] again ([`Clock::recheck_within`]).
+const MANUAL_RECHECK: Duration = Duration::from_millis(1);
 
 /// The default clock: the CPU's time-stamp counter through [`quanta`], scaled to nanoseconds.
 ///
@@ -171,6 +185,11 @@ impl Clock for ManualClock {
     #[inline]
     fn now_nanos(&self) -> u64 {
         self.nanos.load(Ordering::Acquire)
+    }
+
+    /// A millisecond: its time moves only when it is told to, and wakes no waiter then.
+    fn recheck_within(&self) -> Option<Duration> {
+        Some(MANUAL_RECHECK)
     }
 }
 

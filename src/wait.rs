@@ -127,11 +127,17 @@ impl<C: Clock> Breaker<C> {
     /// admitted with no event to wake it: the open period's end, or, half-open, the moment
     /// the probes out pass their timeout (the next call then opens the breaker again, and
     /// the waiter waits for that period). `None`: only an event (a verdict, a reset) can.
+    /// Those moments are on the breaker's clock; one that can jump ([`Clock::recheck_within`])
+    /// is looked at again sooner.
     fn may_admit_in(&self, rejected: &Rejected) -> Option<Duration> {
-        match rejected.state() {
+        let on_the_clock = match rejected.state() {
             State::HalfOpen => self.probes_time_out_in(),
             _ => rejected.retry_after(),
-        }
+        }?;
+        Some(match self.clock().recheck_within() {
+            Some(recheck) => on_the_clock.min(recheck),
+            None => on_the_clock,
+        })
     }
 
     /// Waits up to `timeout` for a permit: while the breaker is open, until the open period
@@ -142,7 +148,8 @@ impl<C: Clock> Breaker<C> {
     /// sleeps elsewhere); returns as soon as it is admitted, and by its deadline otherwise.
     ///
     /// The deadline is measured on the system's monotonic clock, the open period on the
-    /// breaker's clock.
+    /// breaker's clock (a [`ManualClock`](crate::ManualClock) moved meanwhile is seen within
+    /// a millisecond: [`Clock::recheck_within`]).
     ///
     /// # Errors
     ///

@@ -89,6 +89,34 @@ fn a_waiter_waits_out_the_open_period_and_probes() {
     assert_eq!(breaker.state(), State::Closed);
 }
 
+/// Open for an hour on a manual clock.
+fn open_for_an_hour_on_a_manual_clock() -> (Breaker<ManualClock>, ManualClock) {
+    let clock = ManualClock::new();
+    let breaker = Breaker::builder()
+        .consecutive_failures(1)
+        .open_duration(Duration::from_secs(3600))
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    breaker.try_acquire().unwrap().failure();
+    (breaker, clock)
+}
+
+#[test]
+fn a_waiter_sees_a_manual_clock_moved_past_the_open_period() {
+    let (breaker, clock) = open_for_an_hour_on_a_manual_clock();
+    let breaker = Arc::new(breaker);
+    let waiting = breaker.clone();
+    let result = waiter(move || waiting.acquire_timeout(LONG).map(|p| p.is_probe()));
+    clock.advance(Duration::from_secs(3600)); // wakes no one: the waiter must look
+    assert_eq!(
+        result
+            .recv_timeout(GUARD)
+            .expect("the waiter slept the clock's hour out in real time"),
+        Ok(true)
+    );
+}
+
 #[test]
 fn a_reset_wakes_a_waiter_on_a_forced_open_breaker() {
     let breaker = Arc::new(Breaker::builder().build().unwrap());
@@ -186,6 +214,27 @@ async fn an_async_waiter_waits_out_the_open_period() {
         .await
         .expect("admitted after the open period");
     assert!(probe.is_probe());
+}
+
+#[tokio::test]
+async fn an_async_waiter_sees_a_manual_clock_moved_past_the_open_period() {
+    let (breaker, clock) = open_for_an_hour_on_a_manual_clock();
+    let breaker = Arc::new(breaker);
+    let waiter = {
+        let breaker = breaker.clone();
+        tokio::spawn(async move {
+            breaker
+                .acquire_timeout_async(LONG)
+                .await
+                .map(|permit| permit.is_probe())
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    clock.advance(Duration::from_secs(3600));
+    let woken = tokio::time::timeout(GUARD, waiter)
+        .await
+        .expect("the task slept the clock's hour out in real time");
+    assert_eq!(woken.unwrap(), Ok(true));
 }
 
 #[tokio::test]
