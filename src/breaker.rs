@@ -486,17 +486,26 @@ impl<C: Clock> Breaker<C> {
             return false;
         }
         let word = StateWord(self.control.state.load(Ordering::Acquire));
+        let generation = word.generation();
         let limit = self.control.slow_call_nanos.load(Ordering::Relaxed);
         let mut swept = Swept::empty();
-        for stripe in self.stripes.all() {
+        // Each stripe's hung calls go to the window of the threads that issued them (with a
+        // window per thread, that stripe's), not the sweeper's. The first trip is made once
+        // every stripe is swept and the due time lowered: its listeners run after the sweep.
+        let mut trip = None;
+        for (index, stripe) in self.stripes.all_indexed() {
+            let hung_before = swept.hung;
             stripe.calls_out.sweep(
-                word.generation(),
+                generation,
                 word.is_closed(),
                 || self.now(),
                 || StateWord(self.control.state.load(Ordering::Acquire)).generation(),
                 limit,
                 &mut swept,
             );
+            let hung = swept.hung - hung_before;
+            let judged = self.count_hung_calls(generation, hung, index, trip.is_none());
+            trip = trip.or(judged);
         }
         self.calls_out
             .due
@@ -504,14 +513,25 @@ impl<C: Clock> Breaker<C> {
         self.stripes
             .local()
             .add(Counter::Released, swept.ended_generation);
-        self.count_hung_calls(word.generation(), swept.hung)
+        if let Some(cause) = trip {
+            self.trip(generation, cause);
+        }
+        swept.hung > 0
     }
 
-    /// Counts `hung` calls of closed `generation` taken from the calls out as slow failures,
-    /// one by one through the rules until one trips the breaker; whether there were any.
-    fn count_hung_calls(&self, generation: u32, hung: u64) -> bool {
+    /// Counts `hung` calls of closed `generation`, issued by threads of stripe `index` and
+    /// taken from the calls out, as slow failures; if `judge`, records them one by one in
+    /// that stripe's window until one meets a rule, and returns the cause for the caller to
+    /// trip the breaker with.
+    fn count_hung_calls(
+        &self,
+        generation: u32,
+        hung: u64,
+        index: u32,
+        judge: bool,
+    ) -> Option<TripCause> {
         if hung == 0 {
-            return false;
+            return None;
         }
         self.stripes.local().add(Counter::Failures, hung);
         // Release, after the failures: `metrics` reads the slow calls before the failures.
@@ -519,21 +539,23 @@ impl<C: Clock> Breaker<C> {
         // Release, after the stripes' counts: `metrics` loads this first (acquire), so a
         // snapshot never shows more hung calls than slow calls.
         self.calls_out.hung.fetch_add(hung, Ordering::Release);
+        if !judge {
+            return None;
+        }
         for _ in 0..hung {
-            match self
-                .windows
-                .record_failure(&self.settings, generation, &self.stripes, || {
-                    self.is_closed_in(generation)
-                }) {
-                Judgement::Trip(cause) => {
-                    self.trip(generation, cause);
-                    break;
-                }
-                Judgement::Stale => break,
-                _ => {}
+            match self.windows.record_failure_of_stripe(
+                index,
+                &self.settings,
+                generation,
+                &self.stripes,
+                || self.is_closed_in(generation),
+            ) {
+                Judgement::Trip(cause) => return Some(cause),
+                Judgement::Stale => return None,
+                Judgement::Keep => {}
             }
         }
-        true
+        None
     }
 
     /// Ends a permit of `generation` with `outcome`: takes a timed call out of the calls still
@@ -570,10 +592,10 @@ impl<C: Clock> Breaker<C> {
     /// took it first, or if it has been out too long for its end to trust its bucket's name
     /// (`Left::OutTooLong`), when this end takes the bucket's place and counts its calls.
     fn leave_calls_out(&self, generation: u32, timing: Timing, now: u64) -> bool {
-        let Some((stripe, entered)) = timing.ticket.entry() else {
+        let Some((stripe_index, entered)) = timing.ticket.entry() else {
             return true;
         };
-        let stripe = self.stripes.by_index(stripe);
+        let stripe = self.stripes.by_index(stripe_index);
         match stripe
             .calls_out
             .leave(entered, generation, timing.issued_at, now)
@@ -589,7 +611,11 @@ impl<C: Clock> Breaker<C> {
                     .calls_out
                     .take_place(entered, generation, timing.issued_at);
                 if self.is_closed_in(generation) {
-                    self.count_hung_calls(generation, taken);
+                    if let Some(cause) =
+                        self.count_hung_calls(generation, taken, stripe_index, true)
+                    {
+                        self.trip(generation, cause);
+                    }
                 } else {
                     self.stripes.local().add(Counter::Released, taken);
                 }

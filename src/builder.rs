@@ -181,6 +181,12 @@ impl<C: Clock> Builder<C> {
     /// together. So give a breaker at least as many stripes as threads that call it, counting
     /// those that only read its metrics.
     ///
+    /// An outcome counts in the window of the thread that records it: a permit recorded on
+    /// another thread than the one it came from ([`OwnedPermit`](crate::OwnedPermit) sent
+    /// there, an async task that moved) counts on the recording thread. A call that hangs past
+    /// the [`slow_call`](Builder::slow_call) limit, which no thread records, counts in the
+    /// window of the thread that issued it, whichever call finds it hung.
+    ///
     /// Everything but the window is shared as before: one state, one open period, one set of
     /// probes, one set of metrics. [`Metrics::window_failures`](crate::Metrics::window_failures) and
     /// [`Metrics::window_calls`](crate::Metrics::window_calls) then sum the windows, and

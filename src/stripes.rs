@@ -373,6 +373,14 @@ impl Stripes {
     pub(crate) fn all(&self) -> impl Iterator<Item = &Stripe> {
         self.owned().chain(std::iter::once(&*self.shared))
     }
+
+    /// Every stripe with its index for [`by_index`](Stripes::by_index): the owned ones, then
+    /// the shared one ([`SHARED_INDEX`]).
+    pub(crate) fn all_indexed(&self) -> impl Iterator<Item = (u32, &Stripe)> {
+        (0..)
+            .zip(self.owned())
+            .chain(std::iter::once((SHARED_INDEX, &*self.shared)))
+    }
 }
 
 impl LocalStripe<'_> {

@@ -303,3 +303,29 @@ fn a_success_breaks_the_run_in_its_own_threads_window() {
         );
     }
 }
+
+#[test]
+fn a_hung_call_counts_in_the_window_of_the_thread_that_issued_it() {
+    let (builder, clock) = builder();
+    let breaker = per_thread(
+        builder
+            .consecutive_failures(2)
+            .slow_call(Duration::from_millis(100)),
+    );
+    fail(&breaker);
+    on_another_thread(&breaker, |breaker| {
+        std::mem::forget(breaker.try_acquire().expect("closed")); // a call that hangs
+    });
+    clock.advance(Duration::from_millis(160));
+    // This thread's next call sweeps the hung call up: that thread's first failure, not a
+    // second one in a row of this thread's.
+    let call = breaker.try_acquire().expect("still closed");
+    assert_eq!(breaker.metrics().hung_calls, 1);
+    assert_eq!(breaker.state(), State::Closed, "no thread has two in a row");
+    call.failure();
+    assert_eq!(
+        breaker.state(),
+        State::Open,
+        "this thread's second in a row"
+    );
+}

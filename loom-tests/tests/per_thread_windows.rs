@@ -282,3 +282,49 @@ fn threads_without_a_stripe_share_one_window_like_the_model() {
         assert_reached(&allowed, &breaker);
     });
 }
+
+/// The main thread (stripe 0, the first window) issues a call that hangs, and the clock moves
+/// past its due time. Then two threads make calls, each in its own window (stripe 1's, and
+/// the shared stripe's): one fails and then succeeds, the other succeeds. Whichever
+/// admission comes first sweeps the hung call up. Two failures in a row trip.
+///
+/// Checks that the breaker never trips, and ends with the hung call as the one failure of
+/// the main thread's run: no thread had two in a row.
+///
+/// Catches: a hung call recorded in the window of the thread whose admission swept it up
+/// (tried: the sweeper's, as before `count_hung_calls` took the stripe the call was issued
+/// on): swept by the failing thread, it makes a run of two there and trips; swept by the
+/// other, its success ends that run, and the longest run is 0.
+#[test]
+fn a_hung_call_is_judged_in_the_window_of_the_thread_that_issued_it() {
+    const LIMIT: std::time::Duration = std::time::Duration::from_millis(10);
+    const DUE: std::time::Duration = std::time::Duration::from_millis(16);
+    check_each_order(2, 2, |order| {
+        let (breaker, clock) = small(|b| {
+            b.consecutive_failures(2)
+                .slow_call(LIMIT)
+                .per_thread_windows(true)
+        });
+        std::mem::forget(breaker.try_acquire().unwrap()); // the main thread takes stripe 0
+        clock.advance(DUE);
+        let results = spawn_in(
+            order,
+            vec![caller(&breaker, &[F, S]), caller(&breaker, &[S])],
+        );
+        assert!(
+            results.iter().flatten().all(Option::is_some),
+            "a call was rejected: the breaker tripped ({results:?})"
+        );
+        let metrics = breaker.metrics();
+        assert_eq!(
+            (
+                metrics.state,
+                metrics.openings,
+                metrics.hung_calls,
+                metrics.consecutive_failures
+            ),
+            (State::Closed, 0, 1, 1),
+            "{metrics:?}"
+        );
+    });
+}

@@ -809,7 +809,7 @@ impl Window {
         self.word
             .compare_exchange(raw, next.0, Ordering::AcqRel, Ordering::Relaxed)
             .ok()?;
-        Self::quiet_until_aged(generation, stripes, rules.forget_after());
+        self.quiet_until_aged(generation, stripes, rules.forget_after());
         Some(self.judge_failure(rules, tag, word, number, successes, None))
     }
 
@@ -868,7 +868,7 @@ impl Window {
                 continue;
             }
             if mode == Mode::Dirty {
-                Self::quiet_until_aged(generation, stripes, rules.forget_after());
+                self.quiet_until_aged(generation, stripes, rules.forget_after());
             }
             let judged = self.judge_failure(
                 rules,
@@ -931,12 +931,19 @@ impl Window {
     /// A hint only ever delays a check that would fail; a check that is late leaves the
     /// window dirty for longer, which costs time but changes no judgement, as a dirty window
     /// still counts every success. A stripe that still counts an earlier generation, or one
-    /// shared between threads, is left alone: its next success goes out of line anyway.
+    /// shared between threads, is left alone: its next success goes out of line anyway; and
+    /// so is one this window does not count (a window per thread that a sweep records another
+    /// thread's hung call into, `per_thread.rs`), whose own window's failures may be nearer
+    /// their end.
     #[inline(always)]
-    fn quiet_until_aged(generation: u32, stripes: &Stripes, forget_after: u32) {
+    fn quiet_until_aged(&self, generation: u32, stripes: &Stripes, forget_after: u32) {
         let Some(stripe) = stripes.thread_stripe() else {
             return;
         };
+        if matches!(self.counts, Counts::OneStripe(index) if index as usize != stripes.thread_slot())
+        {
+            return;
+        }
         // Only the owner writes its stripe: relaxed, as in `store_aging_count`.
         let (counted_generation, count) =
             stripe_count(stripe.window_successes.load(Ordering::Relaxed));

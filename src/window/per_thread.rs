@@ -28,6 +28,14 @@
 //!   A closing that finds the state changed half-way has cleared some windows and not the
 //!   others; each window it cleared was cleared while the state was unchanged, which is what
 //!   point 7 asks of it, and the others are left as a losing closing leaves its window.
+//! - *Hung calls.* A call that hangs past the slow-call limit is found by a sweep on whichever
+//!   thread makes the next call, and recorded in the window of the stripe it was issued on
+//!   ([`Windows::record_failure_of_stripe`]), not the sweeper's: the one case where a thread
+//!   records into a window not its own. That window's argument is unchanged, as it is
+//!   `mod.rs`'s for a window every thread records into: a failure commits with a
+//!   compare-and-swap on the window word and writes no stripe's count (nor, into a window
+//!   that does not count the recording thread's stripe, that stripe's hint:
+//!   `quiet_until_aged`).
 //! - *The breaker-wide window* is then [`Window::declining`]: the quick path goes to the
 //!   thread's own window directly, and finds the breaker-wide one only when the thread has
 //!   no window there, which declines.
@@ -166,6 +174,31 @@ impl Windows {
             &self.whole
         } else {
             self.of_stripe(stripes.local_indexed().0)
+        };
+        window.record_failure(settings, generation, stripes, is_current)
+    }
+
+    /// Records a failure of a call that a thread of stripe `index` issued, wherever it is
+    /// found (a hung call, taken by a sweep on any thread): in the window of the whole
+    /// breaker, or in that stripe's.
+    ///
+    /// Its position among that window's calls is where it is recorded, not where it was
+    /// issued, as for any failure recorded late. Only the owner of a stripe writes its
+    /// counts, and the failure path writes none (it reads them; its hint to the recording
+    /// thread's own stripe is left out when the window does not count that stripe,
+    /// `quiet_until_aged`).
+    pub(crate) fn record_failure_of_stripe(
+        &self,
+        index: u32,
+        settings: &Swappable<Settings>,
+        generation: u32,
+        stripes: &Stripes,
+        is_current: impl Fn() -> bool,
+    ) -> Judgement {
+        let window = if self.per_thread.is_empty() {
+            &self.whole
+        } else {
+            self.of_stripe(index)
         };
         window.record_failure(settings, generation, stripes, is_current)
     }
@@ -325,6 +358,38 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A failure recorded into another stripe's window (a hung call of another thread, swept
+    /// up here) leaves this thread's hint alone: it says when this thread's own window may
+    /// forget, which that failure does not change.
+    #[test]
+    fn a_failure_recorded_for_another_stripe_leaves_this_threads_hint_alone() {
+        let (windows, stripes, settings) = windows_of_four(true);
+        let success = || {
+            if !windows.record_success_quickly(0, &stripes) {
+                windows.record_success_slow(0, &stripes, &settings, || true);
+            }
+        };
+        for _ in 0..4 {
+            success();
+        }
+        windows.record_failure(&settings, 0, &stripes, || true);
+        let stripe = stripes.thread_stripe().expect("an own stripe");
+        let hint = stripe.quiet_below.load(Ordering::Relaxed);
+        // Another stripe's window, filled with failures (which would trip), is full.
+        let other = (stripes.thread_slot() as u32 + 1) % 64;
+        for _ in 0..4 {
+            windows.record_failure_of_stripe(other, &settings, 0, &stripes, || true);
+        }
+        // Two successes age the failure: the count moves on, the hint stays.
+        success();
+        success();
+        windows.record_failure_of_stripe(other, &settings, 0, &stripes, || true);
+        assert_eq!(stripe.quiet_below.load(Ordering::Relaxed), hint);
+        // Its own failure moves it, as before.
+        windows.record_failure(&settings, 0, &stripes, || true);
+        assert_eq!(stripe.quiet_below.load(Ordering::Relaxed), hint + 2);
     }
 
     /// At the stripe's turn, a generation that is no longer current is left to the slow path,
