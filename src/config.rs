@@ -249,7 +249,8 @@ pub struct Config {
     /// Count every success in the metrics, at the cost of one store to the thread's own cache
     /// line per successful call. Off by default: then a success while the window holds no
     /// failure is loads only, and [`Metrics::successes`](crate::Metrics::successes) is `None`.
-    /// Switched on by a reconfiguration, the count starts from there.
+    /// Switched on by a reconfiguration, it counts the successes from there on; a breaker that
+    /// counted before, and was switched off meanwhile, adds them to what it counted then.
     pub count_successes: bool,
     /// A success recorded longer than this after its permit was issued counts as a failure
     /// (and in [`Metrics::slow_calls`](crate::Metrics::slow_calls)), and so does a closed call

@@ -335,6 +335,32 @@ fn a_probe_or_forced_success_is_counted_as_the_breaker_counted_at_its_admission(
     );
 }
 
+#[test]
+fn counting_successes_again_adds_to_what_was_counted_before() {
+    let breaker = Breaker::builder().count_successes(true).build().unwrap();
+    let counting = |on: bool| {
+        breaker
+            .reconfigure(Config {
+                count_successes: on,
+                ..breaker.config()
+            })
+            .unwrap();
+    };
+    let succeed = || breaker.try_acquire().unwrap().success();
+    succeed();
+    succeed();
+    counting(false);
+    succeed();
+    assert_eq!(breaker.metrics().successes, None);
+    counting(true);
+    succeed();
+    assert_eq!(
+        breaker.metrics().successes,
+        Some(3),
+        "two before, none while off, one after"
+    );
+}
+
 /// `ConfigError::reason` promises the value given: a window or run too long for the live
 /// breaker's failure records says how long it was asked to be, not only how many it keeps.
 #[test]
