@@ -291,6 +291,16 @@ fn reconfiguring_under_load_keeps_every_count() {
     assert_eq!(breaker.metrics().permitted(), Some(granted.into_inner()));
 }
 
+/// Switches success counting on or off by a reconfiguration.
+fn count_successes<C: hotbreaker::Clock>(breaker: &Breaker<C>, on: bool) {
+    breaker
+        .reconfigure(Config {
+            count_successes: on,
+            ..breaker.config()
+        })
+        .unwrap();
+}
+
 #[test]
 fn a_probe_or_forced_success_is_counted_as_the_breaker_counted_at_its_admission() {
     let clock = ManualClock::new();
@@ -300,14 +310,7 @@ fn a_probe_or_forced_success_is_counted_as_the_breaker_counted_at_its_admission(
         .clock(clock.clone())
         .build()
         .unwrap();
-    let counting = |on: bool| {
-        breaker
-            .reconfigure(Config {
-                count_successes: on,
-                ..breaker.config()
-            })
-            .unwrap();
-    };
+    let counting = |on: bool| count_successes(&breaker, on);
     breaker.try_acquire().unwrap().failure();
     clock.advance(Duration::from_secs(30));
     let probe = breaker.try_acquire().unwrap();
@@ -338,14 +341,7 @@ fn a_probe_or_forced_success_is_counted_as_the_breaker_counted_at_its_admission(
 #[test]
 fn counting_successes_again_adds_to_what_was_counted_before() {
     let breaker = Breaker::builder().count_successes(true).build().unwrap();
-    let counting = |on: bool| {
-        breaker
-            .reconfigure(Config {
-                count_successes: on,
-                ..breaker.config()
-            })
-            .unwrap();
-    };
+    let counting = |on: bool| count_successes(&breaker, on);
     let succeed = || breaker.try_acquire().unwrap().success();
     succeed();
     succeed();

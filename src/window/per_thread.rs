@@ -170,12 +170,13 @@ impl Windows {
         stripes: &Stripes,
         is_current: impl Fn() -> bool,
     ) -> Judgement {
-        let window = if self.per_thread.is_empty() {
-            &self.whole
+        // With one window, the thread's stripe does not matter: no slot is looked up.
+        let index = if self.per_thread.is_empty() {
+            SHARED_INDEX
         } else {
-            self.of_stripe(stripes.local_indexed().0)
+            stripes.local_indexed().0
         };
-        window.record_failure(settings, generation, stripes, is_current)
+        self.record_failure_of_stripe(index, settings, generation, stripes, is_current)
     }
 
     /// Records a failure of a call that a thread of stripe `index` issued, wherever it is
@@ -187,6 +188,7 @@ impl Windows {
     /// counts, and the failure path writes none (it reads them; its hint to the recording
     /// thread's own stripe is left out when the window does not count that stripe,
     /// `quiet_until_aged`).
+    #[inline(always)]
     pub(crate) fn record_failure_of_stripe(
         &self,
         index: u32,
@@ -195,12 +197,8 @@ impl Windows {
         stripes: &Stripes,
         is_current: impl Fn() -> bool,
     ) -> Judgement {
-        let window = if self.per_thread.is_empty() {
-            &self.whole
-        } else {
-            self.of_stripe(index)
-        };
-        window.record_failure(settings, generation, stripes, is_current)
+        self.of_stripe(index)
+            .record_failure(settings, generation, stripes, is_current)
     }
 
     /// [`Window::apply`] to every window.
