@@ -169,20 +169,27 @@ async fn an_async_waiter_wakes_when_the_probe_passes_its_timeout() {
     assert!(admitted.expect("admitted").is_probe());
 }
 
+/// A task waiting [`LONG`] for a permit, whether a probe, once it has had time to block
+/// (not asserted).
+async fn async_waiter(
+    breaker: &Arc<Breaker<ManualClock>>,
+) -> tokio::task::JoinHandle<Result<bool, hotbreaker::Rejected>> {
+    let breaker = breaker.clone();
+    let waiter = tokio::spawn(async move {
+        breaker
+            .acquire_timeout_async(LONG)
+            .await
+            .map(|permit| permit.is_probe())
+    });
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    waiter
+}
+
 #[tokio::test]
 async fn an_async_waiter_is_woken_by_the_probes_verdict() {
     let breaker = std::sync::Arc::new(half_open_with_probe_out());
     let probe = breaker.try_acquire_owned().unwrap();
-    let waiter = {
-        let breaker = breaker.clone();
-        tokio::spawn(async move {
-            breaker
-                .acquire_timeout_async(LONG)
-                .await
-                .map(|permit| permit.is_probe())
-        })
-    };
-    tokio::time::sleep(Duration::from_millis(20)).await;
+    let waiter = async_waiter(&breaker).await;
     probe.ignore(); // frees the probe place: the waiter becomes the probe
     let woken = tokio::time::timeout(GUARD, waiter)
         .await
@@ -219,17 +226,7 @@ async fn an_async_waiter_waits_out_the_open_period() {
 #[tokio::test]
 async fn an_async_waiter_sees_a_manual_clock_moved_past_the_open_period() {
     let (breaker, clock) = open_for_an_hour_on_a_manual_clock();
-    let breaker = Arc::new(breaker);
-    let waiter = {
-        let breaker = breaker.clone();
-        tokio::spawn(async move {
-            breaker
-                .acquire_timeout_async(LONG)
-                .await
-                .map(|permit| permit.is_probe())
-        })
-    };
-    tokio::time::sleep(Duration::from_millis(20)).await;
+    let waiter = async_waiter(&Arc::new(breaker)).await;
     clock.advance(Duration::from_secs(3600));
     let woken = tokio::time::timeout(GUARD, waiter)
         .await
