@@ -46,9 +46,6 @@ pub trait Clock: Send + Sync + 'static {
     }
 }
 
-/// How often a waiter looks at a [`ManualClock`] again ([`Clock::recheck_within`]).
-const MANUAL_RECHECK: Duration = Duration::from_millis(1);
-
 /// The default clock: the CPU's time-stamp counter through [`quanta`], scaled to nanoseconds.
 ///
 /// One reading costs a `rdtsc` and a multiply (about 12.5 ns on the machine
@@ -180,6 +177,9 @@ impl fmt::Debug for ManualClock {
             .finish()
     }
 }
+
+/// How often a waiter looks at a [`ManualClock`] again ([`Clock::recheck_within`]).
+const MANUAL_RECHECK: Duration = Duration::from_millis(1);
 
 impl Clock for ManualClock {
     #[inline]

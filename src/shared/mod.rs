@@ -18,12 +18,11 @@
 //!    hold the others open for as long again. Not the opening this instance published
 //!    itself, nor one that ends within a second of it while no poll has seen its breaker
 //!    closed since: that is the same failure seen by two instances that tripped at about the
-//!    same time. Nor, while the breaker is
-//!    closed, one published before this follower last saw the breaker in an opening of its
-//!    own: the probe that closed it came later than that news. Nor one that a recovery
-//!    recorded after its publish time has answered: the dependency answered someone since
-//!    (this follower may have come late). A recovery the store cannot read answers none:
-//!    the opening is applied and the store's error reported;
+//!    same time. Nor, while the breaker is closed, one published before this follower last
+//!    saw the breaker in an opening of its own: the probe that closed it came later than that
+//!    news. Nor one that a recovery recorded after its publish time has answered: the
+//!    dependency answered someone since (this follower may have come late). A recovery the
+//!    store cannot read answers none: the opening is applied and the store's error reported;
 //! 3. ends an opening it applied from the store early when the store records a recovery made
 //!    after that opening was published, or after it applied it if that was earlier
 //!    ([`Breaker::end_open_period`](crate::Breaker::end_open_period)):

@@ -32,8 +32,8 @@ return 0";
 /// Keeps an opening, `until published_at` (`ARGV[1]`, `ARGV[2]`), under `KEYS[1]` for `ARGV[3]`
 /// milliseconds, unless the one kept ends later, was published no later than `ARGV[4]` (the
 /// new one's publish time and `RECOVERY_AHEAD`), and is not answered: the recovery under
-/// `KEYS[2]` is later than the kept one's publish time, and no later than `ARGV[4]`. One script, so that two instances publishing at
-/// once cannot leave the wrong one. A kept value that is no opening `opening` can read is
+/// `KEYS[2]` is later than the kept one's publish time, and no later than `ARGV[4]`. One
+/// script, so that two instances publishing at once cannot leave the wrong one. A kept value that is no opening `opening` can read is
 /// replaced (times of more than 15 digits included: [`MILLIS_DIGITS`], and a key of another
 /// type: `GET` fails on it, `SET` replaces it); a recovery key of another type holds no
 /// recovery.

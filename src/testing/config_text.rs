@@ -93,7 +93,7 @@ fn check_error(error: &ConfigFileError, text: &str) {
     // may be one past a line's end: the end of the input, or a line break where a value was
     // due.
     let ours = matches!(error.format(), Format::Toml | Format::Json);
-    if let (Some(at_line), Some(column), true) = (error.line(), error.column(), ours) {
+    if let (true, Some(at_line), Some(column)) = (ours, error.line(), error.column()) {
         let lines: Vec<&str> = text.split('\n').collect();
         assert!(
             at_line <= lines.len(),
