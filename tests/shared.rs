@@ -809,6 +809,7 @@ fn an_unreadable_recovery_is_reported_and_the_opening_applied() {
             .any(|(name, error)| name == "db" && error.to_string().contains("garbage")),
         "the store's error is still reported: {report:?}"
     );
+    assert_eq!(report.errors.len(), 1, "reported once: {report:?}");
 }
 
 #[test]

@@ -419,15 +419,25 @@ impl<S: OpeningStore> SharedOpenings<S> {
             // an opening from the store already opens waits for that opening's probe rather
             // than open on the windows by itself. Then this instance's own judgement, and
             // what it has to tell.
+            let own_recovery = Self::publish_own_recovery(&mut self.store, entry, &mut report);
+            let applied_before = report.opened + report.extended;
+            let remote_opening = Self::apply_remote_opening(
+                &mut self.store,
+                entry,
+                self.wait_for_probe,
+                &mut report,
+            );
+            // An opening applied just now was checked against the recovery a moment ago:
+            // asking the store again would only repeat that read (and its error, if any).
+            let remote_recovery = if report.opened + report.extended > applied_before {
+                Ok(())
+            } else {
+                Self::apply_remote_recovery(&mut self.store, entry, &mut report)
+            };
             let steps = [
-                Self::publish_own_recovery(&mut self.store, entry, &mut report),
-                Self::apply_remote_opening(
-                    &mut self.store,
-                    entry,
-                    self.wait_for_probe,
-                    &mut report,
-                ),
-                Self::apply_remote_recovery(&mut self.store, entry, &mut report),
+                own_recovery,
+                remote_opening,
+                remote_recovery,
                 Self::share_window(&mut self.store, entry, &self.window_sharing, &mut report),
                 Self::publish_own_opening(&mut self.store, entry, &mut report),
             ];
