@@ -1625,8 +1625,9 @@ impl<C: Clock> Breaker<C> {
     /// these are fixed when a breaker is built: a failure-rate window or a consecutive-failure
     /// run longer than the failure records the breaker keeps (what
     /// [`failure_records`](Builder::failure_records) reserved at build time, or else the
-    /// longer of the two then, rounded up to a power of two), `failure_records` above that, or
-    /// a different number of stripes. A refused configuration changes nothing.
+    /// longer of the two then, rounded up to a power of two), `failure_records` above that, a
+    /// different number of stripes, or a different `per_thread_windows` (field
+    /// `per_thread_windows`). A refused configuration changes nothing.
     pub fn reconfigure(&self, config: Config) -> Result<(), ConfigError> {
         let settings = self.settings_for_reconfiguration(&config)?;
         self.settings.store(settings);

@@ -20,7 +20,8 @@ impl Config {
     /// Checks every setting as [`Builder::build`](crate::Builder::build) would, without building
     /// a breaker. A configuration that passes can still be refused by
     /// [`Breaker::reconfigure`](crate::Breaker::reconfigure), which also checks what is fixed
-    /// once a breaker is built (its number of stripes, the failure records it keeps).
+    /// once a breaker is built (its number of stripes, the failure records it keeps, and
+    /// whether it keeps a window per thread).
     ///
     /// # Errors
     ///

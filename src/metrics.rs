@@ -52,11 +52,17 @@ pub struct Metrics {
     /// Half-open periods closed by their probes. A [`reset`](crate::Breaker::reset) of a
     /// half-open breaker is not counted here.
     pub closings: u64,
-    /// While closed: failures among the calls in the failure-rate window.
+    /// While closed: failures among the calls in the failure-rate window; with
+    /// [`per_thread_windows`](crate::Builder::per_thread_windows), summed over the threads'
+    /// windows.
     pub window_failures: u32,
-    /// While closed: calls in the failure-rate window (at most its size).
+    /// While closed: calls in the failure-rate window (at most its size); with
+    /// [`per_thread_windows`](crate::Builder::per_thread_windows), summed over the threads'
+    /// windows, so up to the window size times the windows in use.
     pub window_calls: u32,
-    /// While closed: failures since the last success.
+    /// While closed: failures since the last success; with
+    /// [`per_thread_windows`](crate::Builder::per_thread_windows), the longest run of any
+    /// thread's window.
     pub consecutive_failures: u32,
     /// While half-open: probes admitted and not yet ended.
     pub probes_out: u32,

@@ -253,10 +253,11 @@ impl<C: Clock + Default> Registry<C> {
     ///
     /// Every breaker's configuration is checked before any is applied, so a refused one
     /// changes nothing. That includes what a live breaker cannot change
-    /// ([`Breaker::reconfigure`]: its stripes, and a window or run longer than the failure
-    /// records it was built with). The missing breakers are registered together, and only
-    /// if none of the names was registered, replaced or removed by another thread since the
-    /// check; otherwise the check runs again. `builder` gets the name, for listeners labelled
+    /// ([`Breaker::reconfigure`]: its stripes, `per_thread_windows`, `failure_records` above
+    /// what it keeps, and a window or run longer than the failure records it was built with).
+    /// The missing breakers are registered together, and only if none of the names was
+    /// registered, replaced or removed by another thread since the check; otherwise the check
+    /// runs again. `builder` gets the name, for listeners labelled
     /// with it (it may run more than once for a name when another thread changes the
     /// registry meanwhile); whatever configuration it sets is replaced by the breaker's from
     /// `config`. A breaker that another thread removes after the check is still

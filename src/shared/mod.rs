@@ -222,7 +222,8 @@ pub struct WindowShare {
     pub instance: String,
     /// Failures among the calls in its window.
     pub failures: u32,
-    /// Calls in its window (at most the window's size).
+    /// Calls in its window (at most the window's size; with a window per thread, the
+    /// threads' windows summed, as [`Metrics::window_calls`](crate::Metrics::window_calls)).
     pub calls: u32,
     /// When it was published, on the publisher's wall clock.
     pub at: SystemTime,
