@@ -123,7 +123,8 @@ impl ManualClock {
         }
     }
 
-    /// Sets the time, measured from the clock's epoch.
+    /// Sets the time, measured from the clock's epoch, in nanoseconds up to `u64::MAX` (about
+    /// 584 years): a later time sets that.
     ///
     /// Moving it backwards is allowed (it is a test tool): a breaker reading it then sees its
     /// own time go back too, never to before its reading when the breaker was built. With a
