@@ -98,6 +98,9 @@ enum OpenPeriod {
     Configured,
     /// Exactly this long: an opening decided elsewhere.
     Exactly(Duration),
+    /// Exactly this long, applied from a store of shared openings: marked as such
+    /// (`from_store`) before the listeners are told.
+    FromStore(Duration),
 }
 
 struct CallsOutSweeps {
@@ -1080,7 +1083,7 @@ impl<C: Clock> Breaker<C> {
         let mut word = StateWord(self.control.state.load(Ordering::Acquire));
         while expected(word) {
             let (open_for, reopenings) = match period {
-                OpenPeriod::Exactly(duration) => (duration, 0),
+                OpenPeriod::Exactly(duration) | OpenPeriod::FromStore(duration) => (duration, 0),
                 OpenPeriod::Configured => {
                     let settings = settings.get_or_insert_with(|| self.settings());
                     let reopenings = self.reopenings_before(word, settings);
@@ -1126,6 +1129,18 @@ impl<C: Clock> Breaker<C> {
                         .deadline
                         .take_over(published, next.generation(), deadline);
                     self.transitions.openings.fetch_add(1, Ordering::Relaxed);
+                    if let OpenPeriod::FromStore(_) = period {
+                        // After the swap, and only with the generation the swap made, so the
+                        // mark never names an opening of the breaker's own (a trip, which must
+                        // be published); before the listeners, which may take long or panic.
+                        // Relaxed: the mark carries nothing but its own value, and a follower
+                        // that reads the state word between the swap and this store takes the
+                        // opening for the breaker's own and publishes it (as before the mark
+                        // existed): only one polling on another thread can.
+                        self.control
+                            .from_store
+                            .store(FROM_STORE | u64::from(next.generation()), Ordering::Relaxed);
+                    }
                     self.announce(word, next, trigger, Some(open_for));
                     return Some((next.generation(), open_for));
                 }
@@ -1245,6 +1260,10 @@ impl<C: Clock> Breaker<C> {
 
     /// [`open_for`](Breaker::open_for) with a checked `duration`: the generation it opened.
     pub(crate) fn open_externally(&self, duration: Duration) -> Option<u32> {
+        self.open_externally_for(OpenPeriod::Exactly(duration))
+    }
+
+    fn open_externally_for(&self, period: OpenPeriod) -> Option<u32> {
         self.open_from_for(
             |word| match word.state() {
                 State::Closed | State::HalfOpen => true,
@@ -1252,7 +1271,7 @@ impl<C: Clock> Breaker<C> {
                 State::ForcedOpen | State::ForcedClosed => false,
             },
             Trigger::External,
-            OpenPeriod::Exactly(duration),
+            period,
         )
         .map(|(generation, _)| generation)
     }
@@ -1363,16 +1382,8 @@ impl<C: Clock> Breaker<C> {
     /// breaker (under another name, or one built again after a registry change) publishes it
     /// as the breaker's own.
     pub(crate) fn open_from_store(&self, duration: Duration) -> Option<u32> {
-        let generation = self.open_externally(duration)?;
-        // After the swap, and only with the generation the swap made, so the mark never
-        // names an opening of the breaker's own (a trip, which must be published). Relaxed:
-        // the mark carries nothing but its own value, and a follower that reads the state
-        // word between the swap and this store takes the opening for the breaker's own and
-        // publishes it (as before the mark existed): only one polling on another thread can.
-        self.control
-            .from_store
-            .store(FROM_STORE | u64::from(generation), Ordering::Relaxed);
-        Some(generation)
+        // Marked in `open_from_for`, right after its swap.
+        self.open_externally_for(OpenPeriod::FromStore(duration))
     }
 
     /// Whether the opening of `generation` was applied from a store of shared openings

@@ -358,7 +358,10 @@ impl<C: Clock> Builder<C> {
     /// A panic in `listener` reaches the caller whose call made the transition, unless that
     /// caller is already unwinding (a panic in the guarded call dropped its permit, and the
     /// failure tripped the breaker): then it is caught, as a second panic would abort the
-    /// process, and the other listeners are still told.
+    /// process, and the other listeners are still told. A follower of shared openings
+    /// ([`shared`](crate::shared)) also catches a panic from the listeners of an opening it
+    /// applies (the panic hook has printed it), so that one listener's bug does not stop the
+    /// following of every breaker; the opening stands.
     pub fn on_transition<F>(mut self, listener: F) -> Self
     where
         F: Fn(&Transition) + Send + Sync + 'static,

@@ -1039,3 +1039,70 @@ fn a_deadline_published_before_a_closing_is_not_taken_for_a_later_failure() {
     assert_eq!(report.opened, 1, "a follows b's opening: {report:?}");
     assert_eq!(a.state(), State::Open);
 }
+
+/// A breaker whose listener panics at every opening from outside (a listener's own bug).
+fn breaker_with_a_listener_that_panics_at_external_openings() -> Arc<Breaker> {
+    Arc::new(
+        Breaker::builder()
+            .consecutive_failures(1)
+            .on_transition(|t| {
+                if t.trigger == Trigger::External {
+                    panic!("a listener's own bug");
+                }
+            })
+            .build()
+            .unwrap(),
+    )
+}
+
+#[test]
+fn a_listener_that_panics_at_an_applied_opening_neither_stops_the_poll_nor_gets_it_published() {
+    let store = MemoryStore::new();
+    let a = instance();
+    let b = breaker_with_a_listener_that_panics_at_external_openings();
+    let mut follow_b = SharedOpenings::new(store.clone()).follow("db", b.clone());
+    trip(&a);
+    assert_eq!(follower(&store, &a).poll().published, 1);
+
+    let report = follow_b.poll();
+    assert_eq!(report.opened, 1, "{report:?}");
+    assert_eq!(b.state(), State::Open);
+    let report = follow_b.poll();
+    assert_eq!(
+        report.published, 0,
+        "a's opening, applied here, is not published back as b's own: {report:?}"
+    );
+}
+
+#[test]
+fn a_listener_that_panics_at_an_applied_opening_leaves_the_polling_thread_running() {
+    let store = MemoryStore::new();
+    let a = instance();
+    let b = breaker_with_a_listener_that_panics_at_external_openings();
+    let polling = SharedOpenings::new(store.clone())
+        .follow("db", b.clone())
+        .spawn_polling(Duration::from_millis(1), |_, _| {})
+        .unwrap();
+    trip(&a);
+    assert_eq!(follower(&store, &a).poll().published, 1);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while b.state() != State::Open && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(
+        b.state(),
+        State::Open,
+        "the polling thread applied a's opening"
+    );
+    // A thread that the panic ends has ended well within a second (a poll a millisecond).
+    for _ in 0..100 {
+        if !polling.is_running() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(
+        polling.is_running(),
+        "a listener's panic ended the polling thread"
+    );
+}

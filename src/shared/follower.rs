@@ -44,11 +44,25 @@ impl<C: Clock> Followed for Breaker<C> {
     }
 
     fn open_externally(&self, duration: Duration) -> Option<u32> {
-        Breaker::open_externally(self, duration)
+        // A listener's panic (printed by the panic hook) must not end the polling of every
+        // breaker followed. The listeners run after the swap, so the opening stands, and is
+        // the breaker's current one unless a listener changed the state again.
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            Breaker::open_externally(self, duration)
+        }))
+        .unwrap_or_else(|_| Breaker::current_opening(self).map(|(generation, _)| generation))
     }
 
     fn open_from_store(&self, duration: Duration) -> Option<u32> {
-        Breaker::open_from_store(self, duration)
+        // As `open_externally`; the mark, stored before the listeners run, names the opening.
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            Breaker::open_from_store(self, duration)
+        }))
+        .unwrap_or_else(|_| {
+            Breaker::current_opening(self)
+                .map(|(generation, _)| generation)
+                .filter(|&generation| Breaker::opened_from_store(self, generation))
+        })
     }
 
     fn opened_from_store(&self, generation: u32) -> bool {
