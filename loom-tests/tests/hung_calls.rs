@@ -279,9 +279,9 @@ fn a_snapshot_never_shows_more_slow_calls_than_failures() {
 ///
 /// Catches: a sweep that takes every bucket of a generation other than the one it read as
 /// ended (tried: B's bucket is released under it, and B's end finds it taken and records
-/// nothing, a run of 0), and the same check without the release on entering or the acquire
-/// on the sweep's read of a bucket (tried: the sweep's second read of the state word still
-/// finds generation 0).
+/// nothing, a run of 0). The same check without the release on entering or the acquire on
+/// the sweep's read of a bucket is caught by the next model, not this one: here the hung
+/// call's record in the window synchronizes the sweep with B's reset first.
 #[test]
 fn a_sweep_leaves_the_bucket_of_a_generation_begun_since_it_read_the_state() {
     check_each_order(2, 2, |order| {
@@ -303,6 +303,62 @@ fn a_sweep_leaves_the_bucket_of_a_generation_begun_since_it_read_the_state() {
                 let generation = permit.generation();
                 // The call is out: let the other thread run here without spending one of
                 // the model's preemptions on it (the race needs three otherwise).
+                loom::thread::yield_now();
+                permit.failure();
+                Some(generation)
+            })
+        };
+        let generation = spawn_in(order, vec![sweeper, resetter])[1];
+        let metrics = breaker.metrics();
+        assert_eq!(metrics.state, State::Closed, "{metrics:?}");
+        assert_eq!(generation, Some(1));
+        assert_eq!(metrics.consecutive_failures, 1, "{metrics:?}");
+    });
+}
+
+/// `a_sweep_leaves_the_bucket_of_a_generation_begun_since_it_read_the_state` with the hung
+/// call and B's call in one stripe: the breaker has one stripe, which the main thread owns,
+/// and the hung call is issued by a thread without one, as A and B are: all three share the
+/// shared stripe. A's sweep then reads B's bucket before it records the hung call it took in
+/// the window; in the model above, the hung call sat in the main thread's stripe, swept and
+/// recorded first, and that record synchronized A with B's reset through the window word,
+/// which hid the bug below.
+///
+/// Checks the same: B's failure counts, a run of one.
+///
+/// Catches: an entry whose compare-and-swap on the bucket is relaxed (tried: both, joining
+/// and opening), or a sweep whose read of a bucket is (tried: the load and the failed swap's
+/// reload): A reads B's bucket of generation 1, its second read of the state word still finds
+/// generation 0, and it takes the bucket as one of an ended generation; B's end finds it
+/// taken and records nothing, a run of 0.
+#[test]
+fn a_sweep_leaves_a_later_generations_bucket_in_the_stripe_it_judges() {
+    check_each_order(2, 2, |order| {
+        let (breaker, clock) = small(|b| b.stripes(1).consecutive_failures(2).slow_call(LIMIT));
+        // The main thread takes the one owned stripe (an empty bucket, freed by the sweep).
+        breaker.try_acquire().unwrap().ignore();
+        {
+            let breaker = breaker.clone();
+            loom::thread::spawn(move || {
+                std::mem::forget(breaker.try_acquire().unwrap()); // out, in generation 0
+            })
+            .join()
+            .unwrap();
+        }
+        clock.advance(DUE);
+        let sweeper: Role<Option<u32>> = {
+            let breaker = breaker.clone();
+            Box::new(move || {
+                drop(breaker.try_acquire());
+                None
+            })
+        };
+        let resetter: Role<Option<u32>> = {
+            let breaker = breaker.clone();
+            Box::new(move || {
+                breaker.reset();
+                let permit = breaker.try_acquire().unwrap();
+                let generation = permit.generation();
                 loom::thread::yield_now();
                 permit.failure();
                 Some(generation)

@@ -341,3 +341,24 @@ fn a_stale_success_at_its_turn_does_not_forget_a_later_generations_failure() {
         assert_eq!(breaker.state(), State::Open);
     });
 }
+
+/// One failure recorded; thread A records a failure while thread B records a success and then
+/// a failure; then one more failure. Two failures in a row trip (a run rule alone).
+///
+/// Checks that the breaker ends open, as every order of the calls leaves it: the last failure
+/// follows a failure in every order.
+///
+/// Catches: a failure that counts the successes before it loads the window word rather than
+/// after (point 1; tried in `Window::record_failure_in_full`). A counts none, B's success and
+/// failure commit, and A commits after B's failure with a count that misses B's success: its
+/// record says a success came between B's failure and A's, which no order gives, and neither
+/// A's failure nor the last one finds a run.
+#[test]
+fn a_failure_counts_the_successes_after_it_loads_the_window() {
+    const CONFIG: ModelConfig = ModelConfig {
+        failure_rate: None,
+        consecutive_failures: Some(2),
+        ..rate(1.0, 3, 3)
+    };
+    check_against_model(2, CONFIG, &[F], &[&[F], &[S, F]], &[F]);
+}
