@@ -8,7 +8,8 @@ mod common;
 use std::time::Duration;
 
 use common::{Role, check_each_order, small, spawn_in};
-use hotbreaker::State;
+use hotbreaker::{Breaker, ManualClock, State};
+use loom::sync::Arc;
 
 /// The slow-call limit of these models; they move the clock by multiples of it.
 const LIMIT: Duration = Duration::from_millis(10);
@@ -287,33 +288,44 @@ fn a_sweep_leaves_the_bucket_of_a_generation_begun_since_it_read_the_state() {
     check_each_order(2, 2, |order| {
         let (breaker, clock) = small(|b| b.consecutive_failures(2).slow_call(LIMIT));
         std::mem::forget(breaker.try_acquire().unwrap()); // out, in generation 0
-        clock.advance(DUE);
-        let sweeper: Role<Option<u32>> = {
-            let breaker = breaker.clone();
-            Box::new(move || {
-                drop(breaker.try_acquire());
-                None
-            })
-        };
-        let resetter: Role<Option<u32>> = {
-            let breaker = breaker.clone();
-            Box::new(move || {
-                breaker.reset();
-                let permit = breaker.try_acquire().unwrap();
-                let generation = permit.generation();
-                // The call is out: let the other thread run here without spending one of
-                // the model's preemptions on it (the race needs three otherwise).
-                loom::thread::yield_now();
-                permit.failure();
-                Some(generation)
-            })
-        };
-        let generation = spawn_in(order, vec![sweeper, resetter])[1];
-        let metrics = breaker.metrics();
-        assert_eq!(metrics.state, State::Closed, "{metrics:?}");
-        assert_eq!(generation, Some(1));
-        assert_eq!(metrics.consecutive_failures, 1, "{metrics:?}");
+        a_sweep_races_a_reset_and_a_failure(order, &breaker, &clock);
     });
+}
+
+/// With a call of generation 0 hung in `breaker`: thread A's call sweeps it (the clock is
+/// moved past its limit first), while thread B resets the breaker and fails a call of
+/// generation 1. Checks that B's failure counts, a run of one, and the breaker stays closed.
+fn a_sweep_races_a_reset_and_a_failure(
+    order: &[usize],
+    breaker: &Arc<Breaker<ManualClock>>,
+    clock: &ManualClock,
+) {
+    clock.advance(DUE);
+    let sweeper: Role<Option<u32>> = {
+        let breaker = breaker.clone();
+        Box::new(move || {
+            drop(breaker.try_acquire());
+            None
+        })
+    };
+    let resetter: Role<Option<u32>> = {
+        let breaker = breaker.clone();
+        Box::new(move || {
+            breaker.reset();
+            let permit = breaker.try_acquire().unwrap();
+            let generation = permit.generation();
+            // The call is out: let the other thread run here without spending one of the
+            // model's preemptions on it (the race needs three otherwise).
+            loom::thread::yield_now();
+            permit.failure();
+            Some(generation)
+        })
+    };
+    let generation = spawn_in(order, vec![sweeper, resetter])[1];
+    let metrics = breaker.metrics();
+    assert_eq!(metrics.state, State::Closed, "{metrics:?}");
+    assert_eq!(generation, Some(1));
+    assert_eq!(metrics.consecutive_failures, 1, "{metrics:?}");
 }
 
 /// `a_sweep_leaves_the_bucket_of_a_generation_begun_since_it_read_the_state` with the hung
@@ -326,9 +338,9 @@ fn a_sweep_leaves_the_bucket_of_a_generation_begun_since_it_read_the_state() {
 ///
 /// Checks the same: B's failure counts, a run of one.
 ///
-/// Catches: an entry whose compare-and-swap on the bucket is relaxed (tried: both, joining
-/// and opening), or a sweep whose read of a bucket is (tried: the load and the failed swap's
-/// reload): A reads B's bucket of generation 1, its second read of the state word still finds
+/// Catches: an entry whose compare-and-swap opening the bucket is relaxed (tried: alone, and
+/// with the joining one; the joining one alone would need a second call of generation 1), or
+/// a sweep whose read of a bucket is (tried: the load and the failed swap's reload): A reads B's bucket of generation 1, its second read of the state word still finds
 /// generation 0, and it takes the bucket as one of an ended generation; B's end finds it
 /// taken and records nothing, a run of 0.
 #[test]
@@ -345,29 +357,6 @@ fn a_sweep_leaves_a_later_generations_bucket_in_the_stripe_it_judges() {
             .join()
             .unwrap();
         }
-        clock.advance(DUE);
-        let sweeper: Role<Option<u32>> = {
-            let breaker = breaker.clone();
-            Box::new(move || {
-                drop(breaker.try_acquire());
-                None
-            })
-        };
-        let resetter: Role<Option<u32>> = {
-            let breaker = breaker.clone();
-            Box::new(move || {
-                breaker.reset();
-                let permit = breaker.try_acquire().unwrap();
-                let generation = permit.generation();
-                loom::thread::yield_now();
-                permit.failure();
-                Some(generation)
-            })
-        };
-        let generation = spawn_in(order, vec![sweeper, resetter])[1];
-        let metrics = breaker.metrics();
-        assert_eq!(metrics.state, State::Closed, "{metrics:?}");
-        assert_eq!(generation, Some(1));
-        assert_eq!(metrics.consecutive_failures, 1, "{metrics:?}");
+        a_sweep_races_a_reset_and_a_failure(order, &breaker, &clock);
     });
 }
