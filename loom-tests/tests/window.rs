@@ -362,3 +362,29 @@ fn a_failure_counts_the_successes_after_it_loads_the_window() {
     };
     check_against_model(2, CONFIG, &[F], &[&[F], &[S, F]], &[F]);
 }
+
+/// A window of 4 calls that trips at 100 %, so a ring of 4 failure records, holding one
+/// failure; thread A records a failure while thread B records `F F S F F S F`. (A's failure
+/// makes four in a row, and trips, only if it comes before B's first success.)
+///
+/// Checks that the breaker ends as some order of the calls leaves it.
+///
+/// Catches: a failure that writes the record of the window's newest failure to the ring
+/// without first checking that the window word is still the one it loaded (`ring.rs`,
+/// `publish`, skipping `still_current`; no other model caught it). A loads the word
+/// while it holds failure 0 and stalls; B records failures 1 to 5, and failure 5 puts the
+/// record of failure 4 in the slot failure 0's record had. A then finds that newer record
+/// there and replaces it with failure 0's; its commit fails, and its retry writes failure 5's
+/// record, to another slot, and commits failure 6. Failure 4, still in view (`F4 S F5 F6`),
+/// has no record any more, and the window ends with two failures where that order leaves
+/// three: `(Closed, (2, 4, 2), 0)`.
+#[test]
+fn a_stale_failure_does_not_overwrite_a_newer_record_in_the_ring() {
+    check_against_model(
+        2,
+        rate(1.0, 4, 4),
+        &[F],
+        &[&[F], &[F, F, S, F, F, S, F]],
+        &[],
+    );
+}
