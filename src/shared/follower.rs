@@ -757,7 +757,9 @@ impl<S: OpeningStore + 'static> SharedOpenings<S> {
 /// where it happened and is not caught: a store that panicked halfway through a command may
 /// have left its connection or its data half changed, and polling on with it could share
 /// wrong openings. The breakers go on judging their own calls; what they no longer do is
-/// follow the others. [`is_running`](Polling::is_running) tells a health check.
+/// follow the others. [`is_running`](Polling::is_running) tells a health check. A breaker's
+/// listener that panics at an opening the thread applies does not end it (see
+/// [`Builder::on_transition`](crate::Builder::on_transition)).
 pub struct Polling {
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
