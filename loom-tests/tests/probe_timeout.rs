@@ -264,3 +264,96 @@ fn a_call_that_meets_a_seal_does_not_wait_on_the_sealer() {
         }
     });
 }
+
+/// One probe place, and two callers. Thread A asks for a probe, lets it stay out past the
+/// timeout (moves the clock by twice it), and ends it without a verdict. Threads B and C each
+/// ask once, at any point of that, and keep a probe they are granted out: either may take the
+/// first probe (half-opening the breaker), find A's probe young or overdue (sealing the period
+/// to open the breaker again), meet the seal, or take the place A freed (a young probe: A's
+/// ended after the clock moved); and either may read the breaker as it stood before A
+/// half-opened it (open, its period over), nothing of A's yet visible to it, and so try to
+/// half-open it itself.
+///
+/// Checks that a probe granted to a caller in the half-open generation `g` of A's probe
+/// (young) is never followed by a reopening out of `g` for timed-out probes, with a third
+/// thread's outdated half-opening in the race; that a reopening is the rejection of a caller,
+/// as open for a full period; and that the transitions chain.
+///
+/// Catches (each injected and seen to fail here, alone or together): the newest-probe word
+/// read with `Relaxed` rather than `Acquire` in `NewestProbe::record`, in its first load or in
+/// its compare-and-swap's failure ordering. A half-opened into `g`, moved the clock and ended
+/// its probe; B found that probe out and overdue, sealed `g`, and was preempted before its
+/// swap. C, with nothing of A's visible to it, read the open word of `g - 1` and, half-opening
+/// into `g` as well, found B's seal in the newest-probe word (by its first load, or by its
+/// swap's failure after that load read the word as it stood before A's probe) without
+/// synchronizing with B: its re-read of the state word could still return the open word of
+/// `g - 1`, its admission looked possible, and it wrote its time over the seal. Its own swap
+/// then failed on the half-open word A's end left, with the place free, and C was admitted
+/// into `g` as a young probe; B's swap, from the word as it then stood, gave up on it.
+///
+/// Bound 1: that needs one preemption (B's, between its seal and its swap: C reads stale
+/// words rather than running early), and three threads at bound 2 take minutes.
+#[test]
+fn an_outdated_half_opener_does_not_undo_a_seal() {
+    check_each_order(1, 3, |order| {
+        let events = Events::default();
+        let (breaker, clock) = small(|b| {
+            b.consecutive_failures(1)
+                .probe_timeout(OPEN)
+                .on_transition(events.listener())
+        });
+        trip_and_wait(&breaker, &clock);
+
+        // A's role: the generation of its probe, if it got one; the callers': theirs.
+        let prober: Role<Result<u32, Rejected>> = {
+            let (breaker, clock) = (breaker.clone(), clock.clone());
+            Box::new(move || {
+                let first = breaker.try_acquire()?;
+                let generation = first.generation();
+                clock.advance(2 * OPEN);
+                first.ignore();
+                Ok(generation)
+            })
+        };
+        let caller = || -> Role<Result<u32, Rejected>> {
+            let breaker = breaker.clone();
+            Box::new(move || {
+                let permit = breaker.try_acquire()?;
+                let generation = permit.generation();
+                std::mem::forget(permit); // a probe, kept out
+                Ok(generation)
+            })
+        };
+        let results = spawn_in(order, vec![prober, caller(), caller()]);
+
+        let mut transitions = events.take();
+        assert_one_chain(&mut transitions);
+        let reopened: Vec<_> = transitions
+            .iter()
+            .filter(|t| t.trigger == Trigger::ProbesTimedOut)
+            .collect();
+        assert!(reopened.len() <= 1, "{transitions:?}");
+        let Some(reopening) = reopened.first() else {
+            return;
+        };
+        if let Ok(generation) = results[0] {
+            // A caller's probe of A's generation was admitted after A's ended: young.
+            assert!(
+                !(results[1..].contains(&Ok(generation))
+                    && reopening.generation == generation.wrapping_add(1)),
+                "gave up on a caller's probe of generation {generation}, admitted young: \
+                 {results:?} {transitions:?}"
+            );
+        }
+        assert_eq!(reopening.open_for, Some(OPEN));
+        let full_period = |result: &Result<u32, Rejected>| {
+            result
+                .as_ref()
+                .is_err_and(|r| r.state() == State::Open && r.retry_after() == Some(OPEN))
+        };
+        assert!(
+            results[1..].iter().any(full_period),
+            "a caller reopened, and is rejected for a full period: {results:?}"
+        );
+    });
+}
