@@ -134,3 +134,42 @@ fn a_waiting_thread_is_woken_after_another_stops_waiting() {
         assert_eq!(breaker.state(), State::Closed);
     });
 }
+
+/// A thread waits while the only probe place of a half-open breaker that needs two successes
+/// is taken; another thread ends that probe with a success, which does not close the breaker
+/// but frees the place.
+///
+/// Checks that the waiter is woken and admitted as the second probe, and that its success
+/// closes the breaker.
+///
+/// Catches, as a deadlock: a probe success that frees a place without notifying (only the
+/// closing success notifies): the waiter, turned away while the place was taken, sleeps on
+/// and nothing bumps `events` again.
+#[test]
+fn a_waiting_thread_is_woken_by_a_success_that_frees_a_place() {
+    check_each_order(2, 2, |order| {
+        let clock = hotbreaker::ManualClock::new();
+        let breaker = hotbreaker::Breaker::builder()
+            .open_duration(common::OPEN)
+            .stripes(2)
+            .consecutive_failures(1)
+            .success_threshold(2)
+            .clock(clock.clone())
+            .build()
+            .expect("valid configuration");
+        let breaker = std::sync::Arc::new(breaker);
+        trip_and_wait(&breaker, &clock);
+        let probe = breaker.try_acquire_owned().expect("the first probe");
+        let waiting = breaker.clone();
+        let roles: Vec<Role<()>> = vec![
+            Box::new(move || {
+                let permit = waiting.acquire_timeout(FOR_GOOD).expect("no deadline");
+                assert!(permit.is_probe(), "the second probe: {permit:?}");
+                permit.success();
+            }),
+            Box::new(move || probe.success()),
+        ];
+        spawn_in(order, roles);
+        assert_eq!(breaker.state(), State::Closed);
+    });
+}

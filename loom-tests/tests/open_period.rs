@@ -262,3 +262,53 @@ fn the_opening_that_wins_keeps_its_own_period() {
         );
     });
 }
+
+/// A failing probe and an opening from outside race to open the breaker from the same
+/// half-open period, as in `the_opening_that_wins_keeps_its_own_period`, while a third
+/// thread ends whatever open period is current (`end_open_period`).
+///
+/// Thread A takes a probe and fails it (a period of `OPEN`). Thread B calls
+/// `open_for(3 x OPEN)`. Thread C calls `end_open_period`. The clock does not move while they
+/// run.
+///
+/// Checks, once all are done, that when C says it ended a period and no opening came after
+/// that end (two openings in all: the trip and the one A's failure and B raced for), the
+/// period is over: the breaker reads half-open, and a call is admitted as a probe.
+///
+/// Catches: a winning opener that puts its own deadline in place of a racing opener's with a
+/// plain store rather than a compare-and-swap from the deadline it loaded (`take_over`): A's
+/// failure writes the deadline first, B wins the state's swap, C moves that deadline to now,
+/// and B's store then brings back a period of 3 x `OPEN`, so the period C ended runs again.
+/// The end is a thread of its own: A, its swap lost, yields to B (`Backoff` under loom), and
+/// so never runs between B's swap and B's take-over.
+#[test]
+fn a_period_ended_before_the_winner_takes_over_stays_ended() {
+    check_each_order(2, 3, |order| {
+        let (breaker, clock) = small(|b| b.consecutive_failures(1));
+        breaker.try_acquire().expect("closed").failure();
+        clock.advance(OPEN);
+
+        let prober = failing_prober(&breaker, &clock, Duration::ZERO);
+        let outside: Role<bool> = {
+            let breaker = breaker.clone();
+            Box::new(move || breaker.open_for(OPEN * 3).expect("a valid period"))
+        };
+        let ender: Role<bool> = {
+            let breaker = breaker.clone();
+            Box::new(move || breaker.end_open_period())
+        };
+        let [probed, opened, ended] = spawn_in(order, vec![prober, outside, ender])[..] else {
+            unreachable!("three roles")
+        };
+        if ended && breaker.metrics().openings == 2 {
+            assert_eq!(
+                breaker.state(),
+                State::HalfOpen,
+                "C ended the last opening (probed: {probed}, outside opened: {opened})"
+            );
+            let probe = breaker.try_acquire().expect("the period is over: a probe");
+            assert!(probe.is_probe(), "{probe:?}");
+            std::mem::forget(probe);
+        }
+    });
+}

@@ -218,3 +218,55 @@ fn racing_probe_verdicts_decide_once() {
         assert_eq!((metrics.openings, metrics.closings), (2 - closed, closed));
     });
 }
+
+/// A probe of an earlier half-open period fails late, while a probe of the next period is
+/// out and succeeds.
+///
+/// Two probes are out in half-open generation 2; one fails, which opens generation 3; the
+/// open period ends and generation 4 is half-open. Thread A then fails the other, stale probe
+/// of generation 2; thread B takes a probe of generation 4 and succeeds.
+///
+/// Checks that the stale failure changes nothing: B's probe closes the breaker, and no third
+/// opening is made.
+///
+/// Catches: a probe failure that reopens from any half-open word, not only one of its own
+/// period (the generation check dropped from `probe_failed`'s expected state): A's failure
+/// reopens generation 4 while B's probe is out, and B's success, stale then, closes nothing.
+#[test]
+fn a_stale_probe_failure_does_not_reopen_a_later_round() {
+    check_each_order(2, 2, |order| {
+        let clock = hotbreaker::ManualClock::new();
+        let breaker = hotbreaker::Breaker::builder()
+            .open_duration(common::OPEN)
+            .stripes(2)
+            .consecutive_failures(1)
+            .half_open_probes(2)
+            .clock(clock.clone())
+            .build()
+            .expect("valid configuration");
+        let breaker = std::sync::Arc::new(breaker);
+        breaker.try_acquire().expect("closed").failure();
+        clock.advance(common::OPEN);
+        let stale = breaker.try_acquire_owned().expect("first probe");
+        breaker.try_acquire().expect("second probe").failure();
+        assert_eq!(breaker.metrics().openings, 2);
+        clock.advance(common::OPEN);
+
+        let late: Role<()> = Box::new(move || stale.failure());
+        let prober: Role<()> = {
+            let breaker = breaker.clone();
+            Box::new(move || {
+                let probe = breaker.try_acquire().expect("a probe of generation 4");
+                assert_eq!(probe.generation(), 4);
+                probe.success();
+            })
+        };
+        spawn_in(order, vec![late, prober]);
+        let metrics = breaker.metrics();
+        assert_eq!(
+            (metrics.state, metrics.openings),
+            (State::Closed, 2),
+            "the stale failure reopened"
+        );
+    });
+}
