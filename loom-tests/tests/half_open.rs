@@ -172,3 +172,38 @@ fn a_stale_probe_release_frees_nothing_in_the_next_round() {
         );
     });
 }
+
+/// Thread A ends an owned probe (`try_acquire_owned`, as a tower response future holds) with
+/// `ignore`, which frees its place; thread B asks for a probe at any point of that, and keeps
+/// it if granted. One probe place (`common::half_open_with_probe_out`).
+///
+/// Checks that the verdict ends the owned permit once: nothing is counted as released, and
+/// the probes out are B's alone (one if B was granted, none if not).
+///
+/// Catches: an owned permit whose verdict does not mark it ended (`OwnedPermit::ended`): its
+/// drop then releases it too (tried: 1 release counted; and, when B took the place between
+/// A's verdict and its drop, B's place freed under it, 0 probes out with B's still out).
+#[test]
+fn an_owned_probe_ended_by_a_verdict_frees_its_place_once() {
+    check_each_order(2, 2, |order| {
+        let (breaker, probe) = common::half_open_with_probe_out();
+        let ender: Role<bool> = Box::new(move || {
+            probe.ignore();
+            false
+        });
+        let asker: Role<bool> = {
+            let breaker = breaker.clone();
+            Box::new(move || match breaker.try_acquire() {
+                Ok(probe) => {
+                    std::mem::forget(probe); // still out
+                    true
+                }
+                Err(_) => false,
+            })
+        };
+        let holds = spawn_in(order, vec![ender, asker])[1];
+        let metrics = breaker.metrics();
+        assert_eq!(metrics.released, 0, "{metrics:?}");
+        assert_eq!(metrics.probes_out, u32::from(holds), "{metrics:?}");
+    });
+}

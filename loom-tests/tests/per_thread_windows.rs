@@ -328,3 +328,36 @@ fn a_hung_call_is_judged_in_the_window_of_the_thread_that_issued_it() {
         );
     });
 }
+
+/// Built for runs of up to 8 and set to runs of 3 (the main thread reconfigures, after
+/// taking stripe 0): two threads each fail three calls in a row, each in its own window (one
+/// owns stripe 1, the other shares the shared stripe's).
+///
+/// Checks that the breaker trips once: whichever thread ends its run first trips it by the
+/// new rule, in its own window.
+///
+/// Catches: a reconfiguration that copies the rules into some windows only (`Windows::apply`;
+/// tried: the first window alone, which only the main thread records into: neither model
+/// thread's window learns the run of 3, and the breaker never trips).
+#[test]
+fn a_reconfiguration_reaches_every_threads_window() {
+    check_each_order(2, 2, |order| {
+        let (breaker, _clock) = small(|b| b.consecutive_failures(8).per_thread_windows(true));
+        breaker.try_acquire().unwrap().success(); // the main thread takes stripe 0
+        let three = hotbreaker::Config {
+            consecutive_failures: Some(3),
+            ..breaker.config()
+        };
+        breaker.reconfigure(three).unwrap();
+        spawn_in(
+            order,
+            vec![caller(&breaker, &[F, F, F]), caller(&breaker, &[F, F, F])],
+        );
+        let metrics = breaker.metrics();
+        assert_eq!(
+            (metrics.openings, metrics.state),
+            (1, State::Open),
+            "{metrics:?}"
+        );
+    });
+}

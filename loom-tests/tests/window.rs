@@ -63,6 +63,19 @@ fn a_filling_success_trips_when_it_completes_the_window() {
     check_against_model(3, rate(0.5, 2, 2), &[], &[&[F], &[S]], &[]);
 }
 
+/// A minimum below the window's size (2 of 4): a failure and a success race to make the
+/// minimum, and either order trips (1 failure of 2 calls meets 0.5), the success too when it
+/// is the second call, though the window is far from full.
+///
+/// Catches: a filling success judged only when it fills the window, not when it completes
+/// the minimum (`record_filling_success`'s `position + 1 == minimum_calls`; tried: F then S
+/// leaves the breaker closed). The models above all have the minimum at the window's size,
+/// where the two coincide.
+#[test]
+fn a_filling_success_trips_when_it_completes_the_minimum() {
+    check_against_model(2, rate(0.5, 4, 2), &[], &[&[F], &[S]], &[]);
+}
+
 /// A full window (3 calls) whose one failure the next success ages out, which turns the window
 /// clean, while another thread records a success and then a failure; then one more failure.
 ///
