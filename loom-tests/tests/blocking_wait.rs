@@ -148,16 +148,8 @@ fn a_waiting_thread_is_woken_after_another_stops_waiting() {
 #[test]
 fn a_waiting_thread_is_woken_by_a_success_that_frees_a_place() {
     check_each_order(2, 2, |order| {
-        let clock = hotbreaker::ManualClock::new();
-        let breaker = hotbreaker::Breaker::builder()
-            .open_duration(common::OPEN)
-            .stripes(2)
-            .consecutive_failures(1)
-            .success_threshold(2)
-            .clock(clock.clone())
-            .build()
-            .expect("valid configuration");
-        let breaker = std::sync::Arc::new(breaker);
+        let (breaker, clock) =
+            common::small_for_owned_permits(|b| b.consecutive_failures(1).success_threshold(2));
         trip_and_wait(&breaker, &clock);
         let probe = breaker.try_acquire_owned().expect("the first probe");
         let waiting = breaker.clone();

@@ -225,6 +225,22 @@ fn end_open_period_races_a_call() {
     });
 }
 
+/// A breaker half-open after one failure, and two openers for it: a thread that takes a probe
+/// and fails it (an open period of `OPEN`; it says whether it got the probe), and one that
+/// calls `open_for(3 x OPEN)` (it says whether it opened the breaker).
+fn a_failing_probe_and_an_opening_from_outside()
+-> (Arc<Breaker<ManualClock>>, Role<bool>, Role<bool>) {
+    let (breaker, clock) = small(|b| b.consecutive_failures(1));
+    breaker.try_acquire().expect("closed").failure();
+    clock.advance(OPEN);
+    let prober = failing_prober(&breaker, &clock, Duration::ZERO);
+    let outside: Role<bool> = {
+        let breaker = breaker.clone();
+        Box::new(move || breaker.open_for(OPEN * 3).expect("a valid period"))
+    };
+    (breaker, prober, outside)
+}
+
 /// A failing probe and an opening from outside (`open_for`) race to open the breaker from the
 /// same half-open period, with periods of different lengths: the opening that wins the
 /// state's compare-and-swap is the one whose period holds.
@@ -241,15 +257,7 @@ fn end_open_period_races_a_call() {
 #[test]
 fn the_opening_that_wins_keeps_its_own_period() {
     check_each_order(2, 2, |order| {
-        let (breaker, clock) = small(|b| b.consecutive_failures(1));
-        breaker.try_acquire().expect("closed").failure();
-        clock.advance(OPEN);
-
-        let prober = failing_prober(&breaker, &clock, Duration::ZERO);
-        let outside: Role<bool> = {
-            let breaker = breaker.clone();
-            Box::new(move || breaker.open_for(OPEN * 3).expect("a valid period"))
-        };
+        let (breaker, prober, outside) = a_failing_probe_and_an_opening_from_outside();
         let done = spawn_in(order, vec![prober, outside]);
         let expected = if done[1] { OPEN * 3 } else { OPEN };
         let rejected = breaker.try_acquire().expect_err("open");
@@ -284,15 +292,7 @@ fn the_opening_that_wins_keeps_its_own_period() {
 #[test]
 fn a_period_ended_before_the_winner_takes_over_stays_ended() {
     check_each_order(2, 3, |order| {
-        let (breaker, clock) = small(|b| b.consecutive_failures(1));
-        breaker.try_acquire().expect("closed").failure();
-        clock.advance(OPEN);
-
-        let prober = failing_prober(&breaker, &clock, Duration::ZERO);
-        let outside: Role<bool> = {
-            let breaker = breaker.clone();
-            Box::new(move || breaker.open_for(OPEN * 3).expect("a valid period"))
-        };
+        let (breaker, prober, outside) = a_failing_probe_and_an_opening_from_outside();
         let ender: Role<bool> = {
             let breaker = breaker.clone();
             Box::new(move || breaker.end_open_period())

@@ -8,10 +8,38 @@ mod common;
 
 use common::{Events, OPEN, Role, check_each_order, small, spawn_in, trip_and_wait};
 use hotbreaker::testing::assert_one_chain;
-use hotbreaker::{Rejected, State, Trigger};
+use hotbreaker::{Breaker, ManualClock, Rejected, State, Transition, Trigger};
+use loom::sync::Arc;
 
 /// What the prober thread ended with: the generation of the second probe, if it got one.
 type SecondProbe = Option<u32>;
+
+/// A breaker that trips at one failure and gives up on probes out longer than `OPEN`, tripped
+/// and at the end of its open period (the next call is the first probe), announcing its
+/// transitions to `events`.
+fn at_the_first_probe(events: &Events) -> (Arc<Breaker<ManualClock>>, ManualClock) {
+    let (breaker, clock) = small(|b| {
+        b.consecutive_failures(1)
+            .probe_timeout(OPEN)
+            .on_transition(events.listener())
+    });
+    trip_and_wait(&breaker, &clock);
+    (breaker, clock)
+}
+
+/// The transitions `events` saw, checked to chain, and the reopening for timed-out probes
+/// among them, of which there is at most one.
+fn the_reopening(events: &Events) -> (Vec<Transition>, Option<Transition>) {
+    let mut transitions = events.take();
+    assert_one_chain(&mut transitions);
+    let reopened: Vec<Transition> = transitions
+        .iter()
+        .filter(|t| t.trigger == Trigger::ProbesTimedOut)
+        .copied()
+        .collect();
+    assert!(reopened.len() <= 1, "{transitions:?}");
+    (transitions, reopened.first().copied())
+}
 
 /// One probe place. Thread A asks for a probe, lets it stay out past the timeout (moves the
 /// clock by twice it), ends it without a verdict, and asks for a second probe, which it keeps
@@ -33,12 +61,7 @@ type SecondProbe = Option<u32>;
 fn a_young_probe_is_never_given_up_on() {
     check_each_order(2, 2, |order| {
         let events = Events::default();
-        let (breaker, clock) = small(|b| {
-            b.consecutive_failures(1)
-                .probe_timeout(OPEN)
-                .on_transition(events.listener())
-        });
-        trip_and_wait(&breaker, &clock);
+        let (breaker, clock) = at_the_first_probe(&events);
 
         let prober: Role<(SecondProbe, Option<Rejected>)> = {
             let (breaker, clock) = (breaker.clone(), clock.clone());
@@ -72,21 +95,15 @@ fn a_young_probe_is_never_given_up_on() {
         let (second, _) = results[0];
         let (_, caller_rejected) = results[1];
 
-        let mut transitions = events.take();
-        assert_one_chain(&mut transitions);
-        let reopened: Vec<_> = transitions
-            .iter()
-            .filter(|t| t.trigger == Trigger::ProbesTimedOut)
-            .collect();
-        assert!(reopened.len() <= 1, "{transitions:?}");
-        if let (Some(generation), Some(reopening)) = (second, reopened.first()) {
+        let (transitions, reopening) = the_reopening(&events);
+        if let (Some(generation), Some(reopening)) = (second, reopening) {
             assert_ne!(
                 reopening.generation,
                 generation.wrapping_add(1),
                 "gave up on the probe of generation {generation}, admitted young: {transitions:?}"
             );
         }
-        if let Some(reopening) = reopened.first() {
+        if let Some(reopening) = reopening {
             assert_eq!(reopening.open_for, Some(OPEN));
             let rejected = caller_rejected.expect("only B's call can find the probe overdue");
             assert_eq!(
@@ -132,12 +149,7 @@ type YoungProbes = (Vec<u32>, Option<Rejected>);
 fn a_word_back_bit_for_bit_does_not_hide_a_young_probe() {
     check_each_order(2, 2, |order| {
         let events = Events::default();
-        let (breaker, clock) = small(|b| {
-            b.consecutive_failures(1)
-                .probe_timeout(OPEN)
-                .on_transition(events.listener())
-        });
-        trip_and_wait(&breaker, &clock);
+        let (breaker, clock) = at_the_first_probe(&events);
 
         let prober: Role<YoungProbes> = {
             let (breaker, clock) = (breaker.clone(), clock.clone());
@@ -176,20 +188,14 @@ fn a_word_back_bit_for_bit_does_not_hide_a_young_probe() {
         let (_, caller_rejected) = results.pop().expect("the caller's result");
         let (young, _) = results.pop().expect("the prober's result");
 
-        let mut transitions = events.take();
-        assert_one_chain(&mut transitions);
-        let reopened: Vec<_> = transitions
-            .iter()
-            .filter(|t| t.trigger == Trigger::ProbesTimedOut)
-            .collect();
-        assert!(reopened.len() <= 1, "{transitions:?}");
+        let (transitions, reopening) = the_reopening(&events);
         // No seal is left behind: a free place in half-open admits the next call.
         let m = breaker.metrics();
         if m.state == State::HalfOpen && m.probes_out == 0 {
             let probe = breaker.try_acquire().expect("a free probe place admits");
             std::mem::forget(probe);
         }
-        if let Some(reopening) = reopened.first() {
+        if let Some(reopening) = reopening {
             for generation in &young {
                 assert_ne!(
                     reopening.generation,
@@ -297,12 +303,7 @@ fn a_call_that_meets_a_seal_does_not_wait_on_the_sealer() {
 fn an_outdated_half_opener_does_not_undo_a_seal() {
     check_each_order(1, 3, |order| {
         let events = Events::default();
-        let (breaker, clock) = small(|b| {
-            b.consecutive_failures(1)
-                .probe_timeout(OPEN)
-                .on_transition(events.listener())
-        });
-        trip_and_wait(&breaker, &clock);
+        let (breaker, clock) = at_the_first_probe(&events);
 
         // A's role: the generation of its probe, if it got one; the callers': theirs.
         let prober: Role<Result<u32, Rejected>> = {
@@ -326,14 +327,8 @@ fn an_outdated_half_opener_does_not_undo_a_seal() {
         };
         let results = spawn_in(order, vec![prober, caller(), caller()]);
 
-        let mut transitions = events.take();
-        assert_one_chain(&mut transitions);
-        let reopened: Vec<_> = transitions
-            .iter()
-            .filter(|t| t.trigger == Trigger::ProbesTimedOut)
-            .collect();
-        assert!(reopened.len() <= 1, "{transitions:?}");
-        let Some(reopening) = reopened.first() else {
+        let (transitions, reopening) = the_reopening(&events);
+        let Some(reopening) = reopening else {
             return;
         };
         if let Ok(generation) = results[0] {

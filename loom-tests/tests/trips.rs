@@ -235,16 +235,8 @@ fn racing_probe_verdicts_decide_once() {
 #[test]
 fn a_stale_probe_failure_does_not_reopen_a_later_round() {
     check_each_order(2, 2, |order| {
-        let clock = hotbreaker::ManualClock::new();
-        let breaker = hotbreaker::Breaker::builder()
-            .open_duration(common::OPEN)
-            .stripes(2)
-            .consecutive_failures(1)
-            .half_open_probes(2)
-            .clock(clock.clone())
-            .build()
-            .expect("valid configuration");
-        let breaker = std::sync::Arc::new(breaker);
+        let (breaker, clock) =
+            common::small_for_owned_permits(|b| b.consecutive_failures(1).half_open_probes(2));
         breaker.try_acquire().expect("closed").failure();
         clock.advance(common::OPEN);
         let stale = breaker.try_acquire_owned().expect("first probe");

@@ -107,6 +107,19 @@ pub fn small(
     (Arc::new(breaker), clock)
 }
 
+/// [`small`]'s breaker in a std `Arc`, which owned permits take; loom tracks the breaker's
+/// atomics, not the count of its owners.
+pub fn small_for_owned_permits(
+    configure: impl FnOnce(Builder) -> Builder,
+) -> (std::sync::Arc<Breaker<ManualClock>>, ManualClock) {
+    let clock = ManualClock::new();
+    let breaker = configure(Breaker::builder().open_duration(OPEN).stripes(2))
+        .clock(clock.clone())
+        .build()
+        .expect("valid configuration");
+    (std::sync::Arc::new(breaker), clock)
+}
+
 /// The breaker for a reference-model configuration, with `stripes` stripes.
 pub fn from_model(
     config: &ModelConfig,
@@ -364,21 +377,12 @@ pub fn failing_prober(
 }
 
 /// A half-open breaker (built as `common::small`'s, after one failure) with its only probe
-/// out, in an owned permit that a model thread can end. A std `Arc`, which the owned permit
-/// takes; loom tracks the breaker's atomics, not the count of its owners.
+/// out, in an owned permit that a model thread can end.
 pub fn half_open_with_probe_out() -> (
     std::sync::Arc<Breaker<ManualClock>>,
     OwnedPermit<ManualClock>,
 ) {
-    let clock = ManualClock::new();
-    let breaker = Breaker::builder()
-        .open_duration(OPEN)
-        .stripes(2)
-        .consecutive_failures(1)
-        .clock(clock.clone())
-        .build()
-        .expect("valid configuration");
-    let breaker = std::sync::Arc::new(breaker);
+    let (breaker, clock) = small_for_owned_permits(|b| b.consecutive_failures(1));
     trip_and_wait(&breaker, &clock);
     let probe = breaker.try_acquire_owned().expect("the first probe");
     (breaker, probe)
