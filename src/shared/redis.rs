@@ -33,10 +33,10 @@ return 0";
 /// milliseconds, unless the one kept ends later, was published no later than `ARGV[4]` (the
 /// new one's publish time and `RECOVERY_AHEAD`), and is not answered: the recovery under
 /// `KEYS[2]` is later than the kept one's publish time, and no later than `ARGV[4]`. One
-/// script, so that two instances publishing at once cannot leave the wrong one. A kept value that is no opening `opening` can read is
-/// replaced (times of more than 15 digits included: [`MILLIS_DIGITS`], and a key of another
-/// type: `GET` fails on it, `SET` replaces it); a recovery key of another type holds no
-/// recovery.
+/// script, so that two instances publishing at once cannot leave the wrong one. A kept value
+/// that is no opening `opening` can read is replaced (times of more than 15 digits included:
+/// [`MILLIS_DIGITS`], and a key of another type: `GET` fails on it, `SET` replaces it); a
+/// recovery key of another type holds no recovery.
 const OPENING_SCRIPT: &str = "\
 local raw = redis.pcall('GET', KEYS[1])
 if type(raw) ~= 'string' then raw = nil end
