@@ -67,4 +67,23 @@ mod tests {
         assert_eq!(tagged(3, u64::MAX), latest(3));
         assert!(belongs_to(latest(3), 3) && !belongs_to(latest(3), 4));
     }
+
+    #[test]
+    fn sixteen_bits_of_generation_and_nine_years_of_time() {
+        let word = tagged(70_000, 0);
+        for apart in [1, 1 << 8, 1 << 14, 1 << 15, 65_535] {
+            assert!(
+                !belongs_to(word, 70_000 + apart),
+                "generations {apart} apart are told apart"
+            );
+        }
+        // 2^48 - 1 whole µs, a little short of nine years, is kept as it is; a coarser
+        // word would cap it or lose its top bit.
+        let nine_years = MICROS_MASK * 1000;
+        assert_eq!(nine_years / 1_000_000_000 / 86_400 / 365, 8);
+        assert_eq!(nanos(tagged(7, nine_years)), nine_years);
+        let top_bit_only = (1 << (MICROS_BITS - 1)) * 1000;
+        assert_eq!(nanos(tagged(7, top_bit_only)), top_bit_only);
+        assert!(belongs_to(tagged(7, nine_years), 7));
+    }
 }
