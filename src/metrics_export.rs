@@ -124,6 +124,11 @@ pub fn describe() {
 /// backwards), and a breaker exported under two names (a registry's alias) counts whole
 /// under each. It reads every stripe of the breaker once ([`Breaker::metrics`]) and costs
 /// one recorder lookup per metric; the calls through the breaker do no work for it.
+///
+/// # Panics
+///
+/// If the installed recorder panics. What this export had not added to the counters by then
+/// is left for the next export to add.
 pub fn export<C: Clock>(name: &str, breaker: &Breaker<C>) {
     let metrics = breaker.metrics();
     let totals = Exported::ALL.map(|which| match which {
@@ -136,9 +141,15 @@ pub fn export<C: Clock>(name: &str, breaker: &Breaker<C>) {
         Exported::SlowCalls => Some(metrics.slow_calls),
         Exported::HungCalls => Some(metrics.hung_calls),
     });
-    let rises = breaker.exported_totals().rises(name, totals);
-    for (which, rise) in Exported::ALL.into_iter().zip(rises) {
-        let Some(rise) = rise else { continue };
+    let mut pending = PendingRises {
+        exported: breaker.exported_totals(),
+        name,
+        rises: breaker.exported_totals().rises(name, totals),
+    };
+    for (i, which) in Exported::ALL.into_iter().enumerate() {
+        let Some(rise) = pending.rises[i] else {
+            continue;
+        };
         let counter = match which {
             Exported::Successes => {
                 counter!(CALLS, "breaker" => name.to_owned(), "outcome" => "success")
@@ -157,9 +168,31 @@ pub fn export<C: Clock>(name: &str, breaker: &Breaker<C>) {
             Exported::HungCalls => counter!(HUNG_CALLS, "breaker" => name.to_owned()),
         };
         counter.increment(rise);
+        pending.rises[i] = None;
     }
     set_state(name, metrics.state);
     gauge!(FAILURE_RATE, "breaker" => name.to_owned()).set(metrics.failure_rate());
+}
+
+/// The rises an export took from [`ExportedTotals`] and has not added to their counters yet.
+/// Dropped with some left (the recorder panicked), it gives them back, so that the next export
+/// under the name adds them: [`ExportedTotals::rises`] marked them as added already.
+struct PendingRises<'a> {
+    exported: &'a ExportedTotals,
+    name: &'a str,
+    rises: [Option<u64>; 7],
+}
+
+impl Drop for PendingRises<'_> {
+    fn drop(&mut self) {
+        if self
+            .rises
+            .iter()
+            .any(|rise| rise.is_some_and(|rise| rise > 0))
+        {
+            self.exported.give_back(self.name, self.rises);
+        }
+    }
 }
 
 /// The counters [`export`] adds to.
@@ -220,6 +253,25 @@ impl ExportedTotals {
                 rise
             })
         })
+    }
+
+    /// Takes back `rises` that [`rises`](Self::rises) gave an export under `name` and that
+    /// never reached their counters. Each mark only ever grew by the rises it gave, so it is
+    /// what reached the counters plus what exports still hold: taking the lost ones off keeps
+    /// it so, whatever other exports did meanwhile, and the next export adds them once.
+    fn give_back(&self, name: &str, rises: [Option<u64>; 7]) {
+        let mut exported = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((_, largest)) = exported
+            .iter_mut()
+            .find(|(exported_as, _)| exported_as == name)
+        {
+            for (largest, rise) in largest.iter_mut().zip(rises) {
+                *largest = largest.saturating_sub(rise.unwrap_or(0));
+            }
+        }
     }
 }
 
@@ -316,5 +368,16 @@ mod tests {
         assert_eq!(exported.rises("a", totals(12, 5)), totals(2, 2));
         // The same breaker under another name: counted whole there too.
         assert_eq!(exported.rises("b", totals(12, 5)), totals(12, 5));
+    }
+
+    #[test]
+    fn a_rise_given_back_is_added_by_the_next_export_once() {
+        let exported = ExportedTotals::default();
+        let lost = exported.rises("a", totals(10, 3));
+        // Another export, between the lost one's rises and its give-back.
+        assert_eq!(exported.rises("a", totals(12, 3)), totals(2, 0));
+        exported.give_back("a", lost);
+        assert_eq!(exported.rises("a", totals(12, 3)), totals(10, 3));
+        assert_eq!(exported.rises("a", totals(12, 3)), totals(0, 0));
     }
 }

@@ -3,7 +3,7 @@
 #![cfg(feature = "metrics")]
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -21,6 +21,8 @@ use metrics::{
 struct TestRecorder {
     values: Mutex<BTreeMap<String, Arc<AtomicU64>>>,
     registrations: AtomicU64,
+    /// The next counter lookup panics (a recorder's own failure).
+    panic_at_next_counter: AtomicBool,
 }
 
 fn key_text(key: &Key) -> String {
@@ -59,6 +61,9 @@ impl Recorder for TestRecorder {
     fn describe_histogram(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
 
     fn register_counter(&self, key: &Key, _: &Metadata<'_>) -> Counter {
+        if self.panic_at_next_counter.swap(false, Ordering::Relaxed) {
+            panic!("the recorder failed");
+        }
         Counter::from_arc(self.cell(key))
     }
 
@@ -393,4 +398,28 @@ fn a_breaker_under_two_names_is_exported_whole_under_each() {
     });
     assert_eq!(recorder.counter(&calls("users", "ignored")), Some(2));
     assert_eq!(recorder.counter(&calls("users-read", "ignored")), Some(2));
+}
+
+#[test]
+fn counts_an_export_did_not_add_before_the_recorder_panicked_are_added_by_the_next() {
+    let recorder = TestRecorder::default();
+    let clock = ManualClock::new();
+    let breaker = payments(&clock);
+    for _ in 0..3 {
+        breaker.try_acquire().unwrap().success();
+    }
+    breaker.try_acquire().unwrap().failure();
+    with_local_recorder(&recorder, || {
+        recorder
+            .panic_at_next_counter
+            .store(true, Ordering::Relaxed);
+        let failed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            metrics_export::export("payments", &breaker)
+        }));
+        assert!(failed.is_err(), "the recorder's panic reaches the caller");
+        metrics_export::export("payments", &breaker);
+        metrics_export::export("payments", &breaker);
+    });
+    assert_eq!(recorder.counter(&calls("payments", "success")), Some(3));
+    assert_eq!(recorder.counter(&calls("payments", "failure")), Some(1));
 }
