@@ -196,6 +196,11 @@ impl<C: Clock> Registry<C> {
     /// new one. With the `metrics` feature, the breaker's gauges are set to 0
     /// (`metrics_export::forget`; its transitions after that, if a `count_transitions`
     /// listener counts them, set its state gauge again).
+    ///
+    /// # Panics
+    ///
+    /// With the `metrics` feature, if the installed recorder panics while the gauges are set
+    /// to 0. The breaker is unregistered by then; the gauges not yet set keep their values.
     pub fn remove(&self, name: &str) -> Option<Arc<Breaker<C>>> {
         let mut removed = None;
         self.breakers.update(|current| {
