@@ -10,7 +10,7 @@
 //!
 //! | metric | kind | labels | source |
 //! | --- | --- | --- | --- |
-//! | [`CALLS`] `hotbreaker_calls_total` | counter | `breaker`, `outcome` = `success`, `failure`, `ignored`, `released` | [`export`] |
+//! | [`CALLS`] `hotbreaker_calls_total` | counter | `breaker`, `outcome` = `success` (with `count_successes`), `failure`, `ignored`, `released` | [`export`] |
 //! | [`REJECTED`] `hotbreaker_rejected_total` | counter | `breaker` | [`export`] |
 //! | [`SLOW_CALLS`] `hotbreaker_slow_calls_total` | counter, of the failures | `breaker` | [`export`] |
 //! | [`HUNG_CALLS`] `hotbreaker_hung_calls_total` | counter, of the slow calls | `breaker` | [`export`] |
@@ -49,7 +49,9 @@ use crate::registry::Registry;
 use crate::state::State;
 
 /// Calls that ended, by `outcome`: `success`, `failure`, `ignored`, or `released` (the permit
-/// was dropped without a verdict, such as a cancelled request).
+/// was dropped without a verdict, such as a cancelled request). `success` only for a breaker
+/// built with [`count_successes`](crate::Builder::count_successes), the one count a healthy
+/// call would otherwise have to write.
 pub const CALLS: &str = "hotbreaker_calls_total";
 /// Calls rejected without calling the dependency.
 pub const REJECTED: &str = "hotbreaker_rejected_total";
