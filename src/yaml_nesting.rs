@@ -40,13 +40,16 @@ pub(crate) fn flow_deeper_than(text: &str, limit: usize) -> Option<(usize, usize
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
         at.column += 1;
-        if c == '\n' {
-            at.next_line();
+        if ends_line(c, &mut chars, &mut at) {
             (previous, blank_before) = (None, true);
             continue;
         }
-        if matches!(c, ' ' | '\t' | '\r') {
+        if matches!(c, ' ' | '\t') {
             blank_before = true;
+            continue;
+        }
+        // libyaml skips a byte-order mark at a line's start (not only the text's).
+        if c == '\u{feff}' && previous.is_none() {
             continue;
         }
         // Where a value (a quoted scalar, a flow collection) can begin. Outside a collection
@@ -102,8 +105,29 @@ pub(crate) fn flow_deeper_than(text: &str, limit: usize) -> Option<(usize, usize
 
 /// Whether `c` ends an anchor's or a tag's name.
 fn is_blank_or_flow(c: char) -> bool {
-    matches!(c, ' ' | '\t' | '\r' | '\n' | '[' | ']' | '{' | '}' | ',')
+    matches!(c, ' ' | '\t' | '[' | ']' | '{' | '}' | ',') || is_line_break(c)
 }
+
+/// The characters libyaml ends a line at: line feed, carriage return (alone, or before a line
+/// feed, which then belongs to the same break), next line, line and paragraph separators.
+fn is_line_break(c: char) -> bool {
+    matches!(c, '\n' | '\r' | '\u{85}' | '\u{2028}' | '\u{2029}')
+}
+
+/// If `c`, just read, is a line break: moves past the rest of it (the line feed after a
+/// carriage return), to the next line.
+fn ends_line(c: char, chars: &mut Chars<'_>, at: &mut Position) -> bool {
+    if !is_line_break(c) {
+        return false;
+    }
+    if c == '\r' {
+        chars.next_if_eq(&'\n');
+    }
+    at.next_line();
+    true
+}
+
+type Chars<'t> = std::iter::Peekable<std::str::Chars<'t>>;
 
 /// Where the scan is: line and column from 1, the column counting characters.
 struct Position {
@@ -122,11 +146,7 @@ impl Position {
 /// of its header line, then every line that is blank or indented past that column, as YAML
 /// reads the scalar's lines (its own lines are more indented than the node that holds it).
 /// Stops at the start of the first line that is not, having consumed only its indentation.
-fn skip_block_scalar(
-    node_column: usize,
-    chars: &mut std::iter::Peekable<std::str::Chars<'_>>,
-    at: &mut Position,
-) {
+fn skip_block_scalar(node_column: usize, chars: &mut Chars<'_>, at: &mut Position) {
     // The header's indicators and any comment: to the end of the line.
     if !skip_line(chars, at) {
         return;
@@ -137,7 +157,7 @@ fn skip_block_scalar(
         }
         match chars.peek() {
             None => return,
-            Some('\n') | Some('\r') => {}
+            Some(&c) if is_line_break(c) => {}
             // The first character past the indentation, at `at.column + 1`.
             Some(_) if at.column + 1 > node_column => {}
             Some(_) => return,
@@ -150,10 +170,9 @@ fn skip_block_scalar(
 }
 
 /// Moves past the rest of the line, its line break included; `false` if the text ended first.
-fn skip_line(chars: &mut std::iter::Peekable<std::str::Chars<'_>>, at: &mut Position) -> bool {
-    for c in chars.by_ref() {
-        if c == '\n' {
-            at.next_line();
+fn skip_line(chars: &mut Chars<'_>, at: &mut Position) -> bool {
+    while let Some(c) = chars.next() {
+        if ends_line(c, chars, at) {
             return true;
         }
         at.column += 1;
@@ -164,21 +183,17 @@ fn skip_line(chars: &mut std::iter::Peekable<std::str::Chars<'_>>, at: &mut Posi
 /// Moves past a quoted scalar whose opening `quote` was just read: `\` escapes the next
 /// character in double quotes, and `''` is a quote in single quotes. An unclosed quote runs to
 /// the end of the text.
-fn skip_quoted(
-    quote: char,
-    chars: &mut std::iter::Peekable<std::str::Chars<'_>>,
-    at: &mut Position,
-) {
+fn skip_quoted(quote: char, chars: &mut Chars<'_>, at: &mut Position) {
     while let Some(c) = chars.next() {
         at.column += 1;
+        if ends_line(c, chars, at) {
+            continue;
+        }
         match c {
-            '\n' => at.next_line(),
             '\\' if quote == '"' => {
                 if let Some(escaped) = chars.next() {
                     at.column += 1;
-                    if escaped == '\n' {
-                        at.next_line();
-                    }
+                    ends_line(escaped, chars, at);
                 }
             }
             '\'' if quote == '\'' && chars.peek() == Some(&'\'') => {
@@ -281,6 +296,27 @@ mod tests {
         let brackets = nested("[", "]", 10);
         assert!(flow_deeper_than(&format!("a: x |\n{brackets}"), 9).is_some());
         assert!(flow_deeper_than(&format!("a: [|, {brackets}]"), 9).is_some());
+    }
+
+    #[test]
+    fn every_line_break_libyaml_knows_ends_a_comment_and_a_byte_order_mark_hides_nothing() {
+        let deep = nested("[", "]", 10);
+        for line_break in ["\n", "\r\n", "\r", "\u{85}", "\u{2028}", "\u{2029}"] {
+            let text = format!("a: 1 #{line_break}b: {deep}");
+            assert_eq!(flow_deeper_than(&text, 9), Some((2, 13)), "{text:?}");
+            let text = format!("a: |{line_break}  x{line_break}b: {deep}");
+            assert_eq!(flow_deeper_than(&text, 9), Some((3, 13)), "{text:?}");
+            let text = format!("a: 'x{line_break}'{line_break}b: {deep}");
+            assert_eq!(flow_deeper_than(&text, 9), Some((3, 13)), "{text:?}");
+        }
+        assert_eq!(
+            flow_deeper_than(&format!("\u{feff}{deep}"), 9),
+            Some((1, 11))
+        );
+        assert_eq!(
+            flow_deeper_than(&format!("a: 1\n\u{feff}{deep}"), 9),
+            Some((2, 11))
+        );
     }
 
     #[test]

@@ -243,6 +243,19 @@ fn yaml_nested_deeper_than_64_flow_levels_is_refused_before_it_is_parsed() {
         err.to_string().contains("nested more than 64 deep"),
         "{err}"
     );
+    // Behind a comment ended by a line break other than a line feed, or a byte-order mark,
+    // the brackets are counted as libyaml would read them.
+    for hidden in [
+        format!("open_duration: 5s #\r{}", &text[..text.len() - 1]),
+        format!("open_duration: 5s #\u{2028}{}", &text[..text.len() - 1]),
+        format!("\u{feff}{}", &text[14..]),
+    ] {
+        let err = Config::from_yaml_str(&hidden).unwrap_err();
+        assert!(
+            err.to_string().contains("nested more than 64 deep"),
+            "{err}"
+        );
+    }
     // 64 levels are parsed, and refused for what they hold.
     let text = format!("failure_rate: {}{}\n", "[".repeat(64), "]".repeat(64));
     let err = Config::from_yaml_str(&text).unwrap_err();
