@@ -461,11 +461,40 @@ mod file {
         (line, column)
     }
 
+    /// The field and reason of an error about a date-time where something else belongs: the
+    /// toml crate hands serde a date-time as a map of one private key, so that where a table
+    /// belongs it reads as a table whose one key is wrong (the path goes on into that key),
+    /// and elsewhere as a map.
+    #[cfg(feature = "toml")]
+    fn toml_datetime_error(
+        text: &str,
+        field: &str,
+        error: &toml::de::Error,
+    ) -> Option<(String, String)> {
+        if let Some(at) = field.find("$__toml_private_datetime") {
+            let field = field[..at].trim_end_matches('.').to_owned();
+            return Some((
+                field,
+                "invalid type: date-time, expected a table".to_owned(),
+            ));
+        }
+        let expected = error.message().strip_prefix("invalid type: map, ")?;
+        let value = text.get(error.span()?)?.trim();
+        value.parse::<toml::value::Datetime>().ok()?;
+        Some((
+            field.to_owned(),
+            format!("invalid type: date-time, {expected}"),
+        ))
+    }
+
     /// Parses TOML text into `T`, the error naming the field by its path.
     #[cfg(feature = "toml")]
     fn parse_toml<T: DeserializeOwned>(text: &str) -> Result<T, ConfigFileError> {
         let error = |field: String, error: &toml::de::Error| {
             let position = error.span().map(|span| position_of(text, span.start));
+            if let Some((field, reason)) = toml_datetime_error(text, &field, error) {
+                return ConfigFileError::parse(Format::Toml, field, &reason, position);
+            }
             // The toml crate says "duplicate key" and points at it: name it, as the other
             // formats do, and (found before serde tracks a path) its path too.
             let duplicate = error

@@ -609,3 +609,35 @@ fn settings_are_read_by_name_only_never_by_position() {
     let config = Config::from_json_str(r#"{"failure_rate": {"threshold": 0.5, "window": 20}}"#);
     assert_eq!(config.unwrap().failure_rate.unwrap().window, 20);
 }
+
+#[test]
+fn a_toml_date_time_where_a_table_or_duration_belongs_is_named_as_one() {
+    // The toml crate hands serde a date-time as a map of one private key: the error names
+    // the field the date-time stands in, not that key.
+    for (text, expected) in [
+        (
+            "failure_rate = 1979-05-27",
+            "invalid failure_rate: invalid type: date-time, expected a table (TOML, line 1, column 16)",
+        ),
+        (
+            "open_backoff = 07:32:00",
+            "invalid open_backoff: invalid type: date-time, expected a table (TOML, line 1, column 16)",
+        ),
+        (
+            "open_duration = 1979-05-27T07:32:00Z",
+            "invalid open_duration: invalid type: date-time, expected a duration with its unit, such as \"30s\" or \"1m 30s\" (TOML, line 1, column 17)",
+        ),
+    ] {
+        let err = Config::from_toml_str(text).unwrap_err();
+        assert_eq!(err.to_string(), expected, "{text}");
+    }
+    let err =
+        hotbreaker::RegistryConfig::from_toml_str("breakers = 1979-05-27T07:32:00Z").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "invalid breakers: invalid type: date-time, expected a table (TOML, line 1, column 12)"
+    );
+    let err = hotbreaker::RegistryConfig::from_toml_str("[breakers.a]\nfailure_rate = 1979-05-27")
+        .unwrap_err();
+    assert_eq!(err.field(), "breakers.a.failure_rate", "{err}");
+}
