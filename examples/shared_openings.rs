@@ -61,10 +61,18 @@ enum Sharing {
 }
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    // Read as they are (`args` would panic at one that is not UTF-8), and written back with
+    // `{:?}`, so that every message is one line.
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     let redis = match args.as_slice() {
         [] => None,
-        [flag, address] if flag == "--redis" => Some(address.clone()),
+        [flag, address] if flag == "--redis" => match address.to_str() {
+            Some(address) => Some(address.to_owned()),
+            None => {
+                eprintln!("error: --redis {address:?}: not valid UTF-8");
+                return ExitCode::from(2);
+            }
+        },
         _ => {
             eprintln!(
                 "error: unknown arguments {args:?}; usage: shared_openings [--redis HOST:PORT]"
@@ -74,7 +82,7 @@ fn main() -> ExitCode {
     };
     if let Some(address) = &redis {
         if let Err(message) = check_redis(address) {
-            eprintln!("error: --redis {address}: {message}");
+            eprintln!("error: --redis {address:?}: {}", message.escape_debug());
             return ExitCode::from(2);
         }
     }
@@ -101,7 +109,7 @@ fn main() -> ExitCode {
             Some(address) => match redis_scenario(address, sharing) {
                 Ok(results) => results,
                 Err(message) => {
-                    eprintln!("error: --redis {address}: {message}");
+                    eprintln!("error: --redis {address:?}: {}", message.escape_debug());
                     return ExitCode::from(2);
                 }
             },
