@@ -23,9 +23,10 @@ impl<C: Clock> Breaker<C> {
     /// (`breaker.call_async(async { tokio::time::timeout(d, fetch()).await? })`): then a
     /// dependency that hangs fails the call and trips the breaker. A timeout around the
     /// returned future only cancels it, which counts as nothing. With a
-    /// [`slow_call`](crate::Builder::slow_call) limit, a call still out past the limit is
+    /// [`slow_call`](crate::Builder::slow_call) limit, a call still out when its bucket falls
+    /// due (between the limit and one and a half times the limit after its admission) is
     /// judged a failure (a hung call) by the first call admitted after that, and stays one
-    /// if it is cancelled later; cancelled before any call came, it counts as nothing like
+    /// if it is cancelled later; cancelled before such a call came, it counts as nothing like
     /// any other cancelled call, unless it was out more than about 100,000 limits: then its
     /// own end judges it hung (see [`slow_call`](crate::Builder::slow_call)).
     ///

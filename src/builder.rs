@@ -243,11 +243,12 @@ impl<C: Clock> Builder<C> {
     /// (for [`Breaker::call`] and the async and tower calls, around the call itself). Only
     /// successes are judged: a failure is a failure however long it took.
     ///
-    /// A call does not have to end to be judged: a closed call still out longer than the
-    /// limit is a slow call (a failure, for every rule) at the first call admitted after that,
-    /// by which time it has been out between the limit and one and a half times the limit (calls
-    /// are grouped by issue time in buckets up to half the limit wide). Its own end, if it
-    /// ever comes, then records nothing more. Such calls are also counted in
+    /// A call does not have to end to be judged: calls are grouped by issue time in buckets up
+    /// to half the limit wide, a bucket falls due the limit after its end, and a closed call
+    /// still out then is a slow call (a failure, for every rule) at the first call admitted
+    /// after that, by which time it has been out between the limit and one and a half times
+    /// the limit. Its own end, if it ever comes, then records nothing more; a call that ends
+    /// (or is cancelled) before its bucket falls due is judged by its end, as any other. Such calls are also counted in
     /// [`Metrics::hung_calls`](crate::Metrics::hung_calls). So a dependency that stops answering
     /// trips the breaker although no call returns; half-open probes have their own
     /// [`probe_timeout`](Builder::probe_timeout). A call that ends (or whose permit is dropped)

@@ -80,8 +80,9 @@ pub(crate) struct Timing {
 /// the call was out) is counted in the metrics but does not touch the new state. (With a
 /// [`slow_call`](crate::Builder::slow_call) limit, a closed call of an ended generation that
 /// a sweep finds still out is counted as released then, and its verdict is not counted again;
-/// and a call still out past the limit when a later call comes is a hung call, whatever its
-/// end: see [`Builder::slow_call`](crate::Builder::slow_call).)
+/// and a call still out when its bucket falls due, between the limit and one and a half times
+/// the limit after its admission, is a hung call at the next call admitted, whatever its end:
+/// see [`Builder::slow_call`](crate::Builder::slow_call).)
 ///
 /// # Examples
 ///
