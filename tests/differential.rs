@@ -4,7 +4,10 @@
 use std::time::Duration;
 
 use hotbreaker::Outcome;
-use hotbreaker::testing::{ModelConfig, Op, run_differential, run_differential_per_thread};
+use hotbreaker::testing::{
+    ModelConfig, Op, run_differential, run_differential_per_thread,
+    run_differential_without_success_counts,
+};
 use proptest::prelude::*;
 
 fn threshold() -> impl Strategy<Value = f64> {
@@ -15,6 +18,12 @@ fn threshold() -> impl Strategy<Value = f64> {
         ]),
         (1u32..=1000).prop_map(|per_mille| f64::from(per_mille) / 1000.0),
     ]
+}
+
+/// A limit in nanoseconds, half the time a whole number of microseconds: the clock moves in
+/// whole microseconds but for `AdvanceNanos`, and meets a limit exactly only on its grid.
+fn limit_nanos() -> impl Strategy<Value = u64> {
+    prop_oneof![1u64..=60_000, (1u64..=60).prop_map(|micros| micros * 1000)]
 }
 
 fn config() -> impl Strategy<Value = ModelConfig> {
@@ -30,9 +39,9 @@ fn config() -> impl Strategy<Value = ModelConfig> {
         1u32..=3,
         1u32..=3,
         // Sometimes a slow-call limit of a few of the clock's steps (Advance moves 1-30 µs).
-        prop::option::weighted(0.25, 1u64..=60_000),
+        prop::option::weighted(0.25, limit_nanos()),
         // Sometimes a probe timeout of the same order.
-        prop::option::weighted(0.25, 1u64..=60_000),
+        prop::option::weighted(0.25, limit_nanos()),
         // Sometimes an open back-off: a multiplier of 1 to 4 in hundredths, and a longest
         // period of up to 20 times the first.
         prop::option::weighted(0.25, (100u32..=400, 1u32..=20)),
@@ -73,6 +82,8 @@ fn op() -> impl Strategy<Value = Op> {
         4 => any::<usize>().prop_map(|i| Op::Record(i, Outcome::Ignore)),
         5 => any::<usize>().prop_map(Op::Release),
         14 => (1u32..=30).prop_map(Op::Advance),
+        2 => (1u32..=999).prop_map(Op::AdvanceNanos),
+        4 => any::<usize>().prop_map(Op::AdvanceToBoundary),
         1 => Just(Op::ForceOpen),
         1 => Just(Op::ForceClosed),
         2 => Just(Op::Reset),
@@ -87,6 +98,16 @@ proptest! {
     #[test]
     fn breaker_decides_like_the_reference_model(config in config(), ops in prop::collection::vec(op(), 0..400)) {
         match run_differential(&config, &ops) {
+            Ok(ran) => prop_assert!(ran, "the builder refused a valid configuration: {config:?}"),
+            Err(mismatch) => prop_assert!(false, "{mismatch}\nconfig: {config:?}"),
+        }
+    }
+
+    /// Without success counts, as by default: the quick path of a healthy call, which writes
+    /// nothing while the window is clean.
+    #[test]
+    fn a_breaker_without_success_counts_decides_like_the_reference_model(config in config(), ops in prop::collection::vec(op(), 0..400)) {
+        match run_differential_without_success_counts(&config, &ops) {
             Ok(ran) => prop_assert!(ran, "the builder refused a valid configuration: {config:?}"),
             Err(mismatch) => prop_assert!(false, "{mismatch}\nconfig: {config:?}"),
         }

@@ -18,6 +18,13 @@ pub enum Op {
     Release(usize),
     /// Move the clock forward by this many microseconds.
     Advance(u32),
+    /// Move the clock forward by this many nanoseconds (off the microsecond grid, where the
+    /// breaker rounds).
+    AdvanceNanos(u32),
+    /// Move the clock to one of the moments ahead at which a decision changes with time alone
+    /// ([`ReferenceModel::boundaries`]; this index, halved, modulo their number), or 1 ns past
+    /// it if the index is odd. Nothing if there is none.
+    AdvanceToBoundary(usize),
     /// [`Breaker::force_open`].
     ForceOpen,
     /// [`Breaker::force_closed`].
@@ -75,7 +82,25 @@ pub fn run_differential_split(
 ) -> Result<bool, Mismatch> {
     let clock = ManualClock::new();
     let breaker = breaker_config.build(clock.clone());
-    run_on(breaker, clock, model_config, ops)
+    run_on(breaker, clock, model_config, ops, true)
+}
+
+/// Like [`run_differential`], with a breaker that does not count its successes, as by default
+/// ([`Builder::count_successes`](crate::Builder::count_successes)): the quick path that a
+/// healthy call takes, where a success writes nothing while the window holds no failure. Its
+/// [`Metrics::successes`](crate::Metrics::successes) must be `None`; everything else is
+/// compared as with counting on.
+///
+/// # Errors
+///
+/// The first [`Mismatch`].
+pub fn run_differential_without_success_counts(
+    config: &ModelConfig,
+    ops: &[Op],
+) -> Result<bool, Mismatch> {
+    let clock = ManualClock::new();
+    let breaker = config.builder().clock(clock.clone()).build();
+    run_on(breaker, clock, config, ops, false)
 }
 
 /// Like [`run_differential`], with a breaker that gives every thread a window of its own
@@ -93,14 +118,17 @@ pub fn run_differential_per_thread(config: &ModelConfig, ops: &[Op]) -> Result<b
         .per_thread_windows(true)
         .clock(clock.clone())
         .build();
-    run_on(breaker, clock, config, ops)
+    run_on(breaker, clock, config, ops, true)
 }
 
+/// Runs `ops` on `breaker` and a model of `model_config`, comparing after every step; the
+/// breaker counts its successes if `successes_counted`.
 fn run_on(
     breaker: Result<Breaker<ManualClock>, crate::ConfigError>,
     clock: ManualClock,
     model_config: &ModelConfig,
     ops: &[Op],
+    successes_counted: bool,
 ) -> Result<bool, Mismatch> {
     let Ok(breaker) = breaker else {
         return Ok(false);
@@ -143,6 +171,14 @@ fn run_on(
             }
             Op::Record(..) | Op::Release(_) => {}
             Op::Advance(micros) => clock.advance(Duration::from_micros(u64::from(micros))),
+            Op::AdvanceNanos(nanos) => clock.advance(Duration::from_nanos(u64::from(nanos))),
+            Op::AdvanceToBoundary(index) => {
+                let moments = model.boundaries(now, held.iter().map(|(_, permit)| permit));
+                if !moments.is_empty() {
+                    let moment = moments[index / 2 % moments.len()] + (index % 2) as u64;
+                    clock.advance(Duration::from_nanos(moment - now));
+                }
+            }
             Op::ForceOpen => {
                 breaker.force_open();
                 model.force_open();
@@ -176,14 +212,34 @@ fn run_on(
                 }
             }
         }
-        compare(&breaker, &model, clock.now_nanos_for_model()).map_err(mismatch)?;
+        compare(
+            &breaker,
+            &model,
+            clock.now_nanos_for_model(),
+            successes_counted,
+        )
+        .map_err(mismatch)?;
     }
     Ok(true)
 }
 
-fn compare(breaker: &Breaker<ManualClock>, model: &ReferenceModel, now: u64) -> Result<(), String> {
+fn compare(
+    breaker: &Breaker<ManualClock>,
+    model: &ReferenceModel,
+    now: u64,
+    successes_counted: bool,
+) -> Result<(), String> {
     let metrics = breaker.metrics();
-    let counts = model.counts;
+    let mut counts = model.counts;
+    if !successes_counted {
+        if metrics.successes.is_some() {
+            return Err(format!(
+                "successes {:?} from a breaker that does not count them",
+                metrics.successes
+            ));
+        }
+        counts.successes = u64::MAX;
+    }
     let (failures, calls, run) = model.window();
     let real = (
         metrics.state,

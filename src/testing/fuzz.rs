@@ -12,7 +12,9 @@ use std::time::Duration;
 
 use arbitrary::{Result as DecodeResult, Unstructured};
 
-use super::differential::{Op, run_differential, run_differential_per_thread};
+use super::differential::{
+    Op, run_differential, run_differential_per_thread, run_differential_without_success_counts,
+};
 use super::model::ModelConfig;
 use crate::{
     Breaker, Builder, MAX_CONSECUTIVE, MAX_OPEN_DURATION, MAX_PROBES, MAX_STRIPES, MAX_WINDOW,
@@ -44,6 +46,10 @@ pub fn fuzz_differential(data: &[u8]) {
             run_differential as fn(&ModelConfig, &[Op]) -> _,
         ),
         ("a window per thread", run_differential_per_thread),
+        (
+            "successes not counted",
+            run_differential_without_success_counts,
+        ),
     ] {
         match run(&config, &ops) {
             Ok(true) => {}
@@ -271,6 +277,12 @@ fn run_thread(
             Op::Release(index) if !held.is_empty() => end(held.swap_remove(index % held.len()), 3),
             Op::Record(..) | Op::Release(_) => {}
             Op::Advance(micros) => clock.advance(Duration::from_micros(u64::from(micros))),
+            Op::AdvanceNanos(nanos) => clock.advance(Duration::from_nanos(u64::from(nanos))),
+            // No model here to name the moments ahead: a step of up to 30 µs, to the
+            // nanosecond.
+            Op::AdvanceToBoundary(index) => {
+                clock.advance(Duration::from_nanos(index as u64 % 30_000 + 1));
+            }
             Op::ForceOpen => breaker.force_open(),
             Op::ForceClosed => breaker.force_closed(),
             Op::Reset => breaker.reset(),
@@ -366,7 +378,9 @@ fn decode_ops(u: &mut Unstructured<'_>, max: usize) -> DecodeResult<Vec<Op>> {
             54..=67 => Op::Record(usize::from(u.arbitrary::<u8>()?), Outcome::Failure),
             68..=71 => Op::Record(usize::from(u.arbitrary::<u8>()?), Outcome::Ignore),
             72..=77 => Op::Release(usize::from(u.arbitrary::<u8>()?)),
-            78..=94 => Op::Advance(u.int_in_range(1u32..=30)?),
+            78..=90 => Op::Advance(u.int_in_range(1u32..=30)?),
+            91..=92 => Op::AdvanceToBoundary(usize::from(u.arbitrary::<u8>()?)),
+            93..=94 => Op::AdvanceNanos(u.int_in_range(1u32..=999)?),
             95 => Op::Reset,
             96 => Op::OpenFor(u.int_in_range(1..=LONGEST_OPEN_FOR)?),
             97 => Op::ForceOpen,

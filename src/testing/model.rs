@@ -209,6 +209,41 @@ impl ReferenceModel {
         }
     }
 
+    /// The moments after `now_nanos` at which a decision of the model changes with time alone,
+    /// in order: the end of an open period, a sweep of the calls out falling due, the newest
+    /// probe passing its timeout, and each of `held`'s closed calls passing the slow-call
+    /// limit. A test that moves the clock to one of them, or just past it, finds out whether
+    /// the breaker draws each line where the model does; moved at random, the clock lands on
+    /// such a moment almost never.
+    pub fn boundaries<'p>(
+        &self,
+        now_nanos: u64,
+        held: impl IntoIterator<Item = &'p ModelPermit>,
+    ) -> Vec<u64> {
+        let nanos = crate::clock::saturating_nanos;
+        let mut moments = vec![self.calls_out_due];
+        match self.phase {
+            Phase::Open { until_nanos } => moments.push(until_nanos),
+            Phase::HalfOpen { newest, .. } => moments.extend(
+                self.config
+                    .probe_timeout
+                    .map(|timeout| newest.saturating_add(nanos(timeout))),
+            ),
+            _ => {}
+        }
+        if let Some(limit) = self.config.slow_call {
+            moments.extend(
+                held.into_iter()
+                    .filter(|permit| permit.kind == Kind::Closed)
+                    .map(|permit| permit.issued_nanos.saturating_add(nanos(limit))),
+            );
+        }
+        moments.retain(|&moment| moment > now_nanos && moment < u64::MAX);
+        moments.sort_unstable();
+        moments.dedup();
+        moments
+    }
+
     /// Asks to make a call at `now_nanos`; `Err` carries the state that rejected it.
     pub fn acquire(&mut self, now_nanos: u64) -> Result<ModelPermit, State> {
         let id = self.next_id;
