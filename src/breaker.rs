@@ -825,7 +825,7 @@ impl<C: Clock> Breaker<C> {
             OpenPeriod::Configured,
         );
         match open_for {
-            Some((_, open_for)) => Some(self.reject(State::Open, Some(open_for))),
+            Some((opened, _)) => Some(self.reject_as_opened(opened)),
             // Sealed, and another call finished the opening (or a verdict, a reset... ended
             // the generation): as a call that meets the seal.
             None if sealed.get() => self.finish_sealed_reopening(generation),
@@ -840,12 +840,12 @@ impl<C: Clock> Breaker<C> {
     /// did; `None` if the generation ended otherwise (a verdict, a reset) and the breaker is
     /// not open, so that the call looks at the state again.
     fn finish_sealed_reopening(&self, generation: u32) -> Option<Rejected> {
-        if let Some((_, open_for)) = self.open_from_for(
+        if let Some((opened, _)) = self.open_from_for(
             |current| current.state() == State::HalfOpen && current.generation() == generation,
             Trigger::ProbesTimedOut,
             OpenPeriod::Configured,
         ) {
-            return Some(self.reject(State::Open, Some(open_for)));
+            return Some(self.reject_as_opened(opened));
         }
         let now = StateWord(self.control.state.load(Ordering::Acquire));
         let left = self.open_period_left(now)?;
@@ -872,6 +872,20 @@ impl<C: Clock> Breaker<C> {
                 Some(Duration::from_nanos(over_at.saturating_sub(self.now())))
             }
         }
+    }
+
+    /// The rejection of a call that has just opened `generation` (or finished its opening):
+    /// as open, for what is left of the period as its deadline keeps it, in whole
+    /// microseconds rounded up from the opening's time (more than the configured period, by
+    /// up to a microsecond), less any time the listeners took; none if it is over already, or
+    /// was ended, so that the caller tries again at once.
+    fn reject_as_opened(&self, generation: u32) -> Rejected {
+        let left = self
+            .control
+            .deadline
+            .remaining_nanos(generation, self.now())
+            .unwrap_or(0);
+        self.reject(State::Open, Some(Duration::from_nanos(left)))
     }
 
     #[inline]

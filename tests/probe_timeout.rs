@@ -261,9 +261,13 @@ fn the_probe_timeout_never_reopens_on_a_probe_just_admitted_after_64_admissions(
     );
     clock.set(Duration::from_secs(13) + Duration::from_nanos(1));
     let rejected = breaker.try_acquire().unwrap_err();
+    // Opened at 13 s and 1 ns, for 10 s kept in whole microseconds: until 23.000001 s.
     assert_eq!(
         (rejected.state(), rejected.retry_after()),
-        (State::Open, Some(Duration::from_secs(10)))
+        (
+            State::Open,
+            Some(Duration::from_secs(10) + Duration::from_nanos(999))
+        )
     );
     let last = *transitions.lock().unwrap().last().unwrap();
     assert_eq!(
@@ -321,4 +325,24 @@ fn a_seal_left_by_a_reopening_does_not_hold_a_half_open_period_with_its_tag() {
     );
     assert_eq!(last_trigger(&p), Trigger::ProbesTimedOut);
     drop((first, second));
+}
+
+#[test]
+fn the_call_that_reopens_is_told_what_is_left_of_the_period_as_kept() {
+    let Probing { breaker, clock, .. } = half_open(1, Some(TIMEOUT));
+    let _probe = breaker.try_acquire().unwrap();
+    // Off the microsecond: the deadline is kept in whole microseconds, rounded up.
+    clock.advance(TIMEOUT + Duration::from_nanos(1_500));
+    let rejected = breaker.try_acquire().unwrap_err();
+    assert_eq!(rejected.state(), State::Open);
+    // Opened at 12.0000015 s for 10 s: the period ends at 22.000002 s.
+    assert_eq!(
+        rejected.retry_after(),
+        Some(OPEN + Duration::from_nanos(500))
+    );
+    assert_eq!(
+        breaker.try_acquire().unwrap_err().retry_after(),
+        rejected.retry_after(),
+        "the next rejection, at the same time, says the same"
+    );
 }
