@@ -150,7 +150,19 @@ fn run_on(
                     }
                     held.push((permit, model_permit));
                 }
-                (Err(rejected), Err(state)) if rejected.state() == state => {}
+                (Err(rejected), Err(state)) if rejected.state() == state => {
+                    // While open, the rejection says how long is left of the period.
+                    let left = model
+                        .open_period_end()
+                        .filter(|_| state == crate::State::Open)
+                        .map(|until| Duration::from_nanos(until - now));
+                    if rejected.retry_after() != left {
+                        return Err(mismatch(format!(
+                            "retry_after: breaker {:?}, model {left:?}",
+                            rejected.retry_after()
+                        )));
+                    }
+                }
                 (real, expected) => {
                     return Err(mismatch(format!(
                         "breaker {:?}, model {:?}",

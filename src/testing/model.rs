@@ -209,6 +209,14 @@ impl ReferenceModel {
         }
     }
 
+    /// When the open period ends, while open (whether or not it has ended by now).
+    pub fn open_period_end(&self) -> Option<u64> {
+        match self.phase {
+            Phase::Open { until_nanos } => Some(until_nanos),
+            _ => None,
+        }
+    }
+
     /// The moments after `now_nanos` at which a decision of the model changes with time alone,
     /// in order: the end of an open period, a sweep of the calls out falling due, the newest
     /// probe passing its timeout, and each of `held`'s closed calls passing the slow-call
