@@ -2,6 +2,7 @@
 //! them to decide alike at every step.
 
 use std::fmt;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::model::{ModelConfig, ModelPermit, ReferenceModel};
@@ -80,9 +81,8 @@ pub fn run_differential_split(
     model_config: &ModelConfig,
     ops: &[Op],
 ) -> Result<bool, Mismatch> {
-    let clock = ManualClock::new();
-    let breaker = breaker_config.build(clock.clone());
-    run_on(breaker, clock, model_config, ops, true)
+    let builder = breaker_config.builder().count_successes(true);
+    run_on(builder, model_config, ops, true)
 }
 
 /// Like [`run_differential`], with a breaker that does not count its successes, as by default
@@ -98,9 +98,7 @@ pub fn run_differential_without_success_counts(
     config: &ModelConfig,
     ops: &[Op],
 ) -> Result<bool, Mismatch> {
-    let clock = ManualClock::new();
-    let breaker = config.builder().clock(clock.clone()).build();
-    run_on(breaker, clock, config, ops, false)
+    run_on(config.builder(), config, ops, false)
 }
 
 /// Like [`run_differential`], with a breaker that gives every thread a window of its own
@@ -111,26 +109,30 @@ pub fn run_differential_without_success_counts(
 ///
 /// The first [`Mismatch`].
 pub fn run_differential_per_thread(config: &ModelConfig, ops: &[Op]) -> Result<bool, Mismatch> {
-    let clock = ManualClock::new();
-    let breaker = config
+    let builder = config
         .builder()
         .count_successes(true)
-        .per_thread_windows(true)
-        .clock(clock.clone())
-        .build();
-    run_on(breaker, clock, config, ops, true)
+        .per_thread_windows(true);
+    run_on(builder, config, ops, true)
 }
 
-/// Runs `ops` on `breaker` and a model of `model_config`, comparing after every step; the
-/// breaker counts its successes if `successes_counted`.
+/// Runs `ops` on the breaker `builder` builds (on a manual clock, with a listener) and on a
+/// model of `model_config`, comparing after every step; the breaker counts its successes if
+/// `successes_counted`.
 fn run_on(
-    breaker: Result<Breaker<ManualClock>, crate::ConfigError>,
-    clock: ManualClock,
+    builder: crate::Builder,
     model_config: &ModelConfig,
     ops: &[Op],
     successes_counted: bool,
 ) -> Result<bool, Mismatch> {
-    let Ok(breaker) = breaker else {
+    let clock = ManualClock::new();
+    let told = Arc::new(Mutex::new(Vec::new()));
+    let listener = Arc::clone(&told);
+    let built = builder
+        .on_transition(move |transition| listener.lock().unwrap().push(*transition))
+        .clock(clock.clone())
+        .build();
+    let Ok(breaker) = built else {
         return Ok(false);
     };
     let mut model = ReferenceModel::new(*model_config);
@@ -231,8 +233,30 @@ fn run_on(
             successes_counted,
         )
         .map_err(mismatch)?;
+        compare_transitions(&told.lock().unwrap(), model.transitions()).map_err(mismatch)?;
     }
     Ok(true)
+}
+
+/// Whether the listener was told of the model's transitions: one for each, in order, of
+/// consecutive generations, with the states and (for an opening) the period.
+fn compare_transitions(
+    told: &[crate::Transition],
+    expected: &[(crate::State, crate::State, Option<Duration>)],
+) -> Result<(), String> {
+    let seen: Vec<_> = told.iter().map(|t| (t.from, t.to, t.open_for)).collect();
+    if seen != expected {
+        return Err(format!(
+            "transitions told {seen:?}\n      model {expected:?}"
+        ));
+    }
+    match told.iter().zip(1..).find(|(t, n)| t.generation != *n) {
+        Some((t, n)) => Err(format!(
+            "transition {n} told as generation {}",
+            t.generation
+        )),
+        None => Ok(()),
+    }
 }
 
 fn compare(

@@ -156,6 +156,8 @@ pub struct ReferenceModel {
     calls_out_due: u64,
     /// Counters, as in [`Metrics`](crate::Metrics).
     pub counts: ModelCounts,
+    /// Every transition so far: from, to, and the open period of an opening.
+    transitions: Vec<(State, State, Option<Duration>)>,
 }
 
 /// The model's counters.
@@ -194,14 +196,22 @@ impl ReferenceModel {
             swept: Vec::new(),
             calls_out_due: u64::MAX,
             counts: ModelCounts::default(),
+            transitions: Vec::new(),
         }
     }
 
     /// The state as [`Breaker::state`](crate::Breaker::state) reports it at `now_nanos`.
     pub fn state(&self, now_nanos: u64) -> State {
         match self.phase {
-            Phase::Closed => State::Closed,
             Phase::Open { until_nanos } if now_nanos >= until_nanos => State::HalfOpen,
+            phase => self.phase_state(phase),
+        }
+    }
+
+    /// The state `phase` stands for, an open period taken as running.
+    fn phase_state(&self, phase: Phase) -> State {
+        match phase {
+            Phase::Closed => State::Closed,
             Phase::Open { .. } => State::Open,
             Phase::HalfOpen { .. } => State::HalfOpen,
             Phase::ForcedOpen => State::ForcedOpen,
@@ -434,7 +444,16 @@ impl ReferenceModel {
         Err(state)
     }
 
+    /// Every transition so far, in order: the state it left (open, for an open period that
+    /// has ended), the state it entered, and for an opening the period it opened for, as a
+    /// listener is told ([`Transition`](crate::Transition)).
+    pub fn transitions(&self) -> &[(State, State, Option<Duration>)] {
+        &self.transitions
+    }
+
     fn enter(&mut self, phase: Phase) {
+        let left = self.phase_state(self.phase);
+        self.transitions.push((left, self.phase_state(phase), None));
         self.phase = phase;
         self.generation = self.generation.wrapping_add(1);
         if phase == Phase::Closed {
@@ -454,7 +473,7 @@ impl ReferenceModel {
             0
         };
         let period = self.backed_off(reopenings);
-        self.open_until(now_nanos.saturating_add(crate::clock::saturating_nanos(period)));
+        self.open_until(now_nanos, period);
         self.reopenings = reopenings;
     }
 
@@ -478,10 +497,15 @@ impl ReferenceModel {
         Duration::from_secs_f64(seconds).max(base).min(max)
     }
 
-    fn open_until(&mut self, until: u64) {
+    /// Opens at `now_nanos` for `period`.
+    fn open_until(&mut self, now_nanos: u64, period: Duration) {
+        let until = now_nanos.saturating_add(crate::clock::saturating_nanos(period));
         // The breaker keeps the deadline in whole microseconds, rounded up.
         let until_nanos = until.div_ceil(1000).saturating_mul(1000);
         self.enter(Phase::Open { until_nanos });
+        if let Some(opening) = self.transitions.last_mut() {
+            opening.2 = Some(period);
+        }
         self.counts.openings += 1;
     }
 
@@ -606,7 +630,7 @@ impl ReferenceModel {
             Phase::ForcedOpen | Phase::ForcedClosed => false,
         };
         if opens {
-            self.open_until(now_nanos.saturating_add(crate::clock::saturating_nanos(duration)));
+            self.open_until(now_nanos, duration);
             self.reopenings = 0;
         }
         opens
