@@ -29,7 +29,8 @@ fn limit_nanos() -> impl Strategy<Value = u64> {
 fn config() -> impl Strategy<Value = ModelConfig> {
     let rate = prop::option::weighted(
         0.8,
-        (threshold(), 1u32..=24).prop_flat_map(|(t, w)| (Just(t), Just(w), 1..=w)),
+        // A minimum of 0 leaves it unset: the builder's default, the window.
+        (threshold(), 1u32..=24).prop_flat_map(|(t, w)| (Just(t), Just(w), 0..=w)),
     );
     (
         rate,

@@ -312,7 +312,8 @@ fn decode_config(u: &mut Unstructured<'_>) -> DecodeResult<ModelConfig> {
             f64::from(u.int_in_range(1u32..=1000)?) / 1000.0
         };
         let window = u.int_in_range(1u32..=40)?;
-        let minimum = u.int_in_range(1..=window)?;
+        // 0 leaves it unset (`ModelConfig::failure_rate`).
+        let minimum = u.int_in_range(0..=window)?;
         Some((threshold, window, minimum))
     } else {
         None

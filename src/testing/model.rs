@@ -9,7 +9,8 @@ use crate::{Outcome, State};
 /// The settings the model and the breaker are both built from.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ModelConfig {
-    /// Failure-rate rule: threshold, window, minimum calls.
+    /// Failure-rate rule: threshold, window, minimum calls (0: not set, so the builder's
+    /// default, the window's size).
     pub failure_rate: Option<(f64, u32, u32)>,
     /// Consecutive-failures rule.
     pub consecutive_failures: Option<u32>,
@@ -39,9 +40,10 @@ impl ModelConfig {
             .half_open_probes(self.half_open_probes as usize)
             .success_threshold(self.success_threshold as usize);
         if let Some((threshold, window, minimum)) = self.failure_rate {
-            builder = builder
-                .failure_rate(threshold, window as usize)
-                .minimum_calls(minimum as usize);
+            builder = builder.failure_rate(threshold, window as usize);
+            if minimum > 0 {
+                builder = builder.minimum_calls(minimum as usize);
+            }
         }
         if let Some(run) = self.consecutive_failures {
             builder = builder.consecutive_failures(run as usize);
@@ -590,6 +592,8 @@ impl ReferenceModel {
             }
             let failures = self.window.iter().filter(|&&f| f).count();
             let held = self.window.len();
+            // Not set, the minimum is the window: the documented default.
+            let minimum = if minimum == 0 { window } else { minimum };
             trips |=
                 self.recorded >= u64::from(minimum) && failures as f64 / held as f64 >= threshold;
         }
