@@ -88,6 +88,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => Just(Op::ForceOpen),
         1 => Just(Op::ForceClosed),
         2 => Just(Op::Reset),
+        2 => any::<u8>().prop_map(Op::ReconfigureAndReset),
         1 => (1u32..=30).prop_map(Op::OpenFor),
         1 => Just(Op::EndOpenPeriod),
     ]

@@ -36,6 +36,11 @@ pub enum Op {
     OpenFor(u32),
     /// [`Breaker::end_open_period`] (a recovery seen elsewhere).
     EndOpenPeriod,
+    /// [`Breaker::reconfigure`] to a variation of the configuration in force that this number
+    /// picks (a rule, the open period, the probe settings or the back-off; never the
+    /// slow-call limit or the probe timeout), then [`Breaker::reset`], after which the new
+    /// rules judge exactly.
+    ReconfigureAndReset(u8),
 }
 
 /// Where the breaker and the model first disagreed.
@@ -136,6 +141,8 @@ fn run_on(
         return Ok(false);
     };
     let mut model = ReferenceModel::new(*model_config);
+    let mut in_force = *model_config;
+    let records = failure_records(model_config);
     let mut held: Vec<(Permit<'_, ManualClock>, ModelPermit)> = Vec::new();
     for (step, &op) in ops.iter().enumerate() {
         let now = clock.now_nanos_for_model();
@@ -216,6 +223,24 @@ fn run_on(
                         "open_for opened: breaker {opened}, model {expected}"
                     )));
                 }
+            }
+            Op::ReconfigureAndReset(pick) => {
+                let next = varied(&in_force, pick, records);
+                let mut config = next.builder().to_config().map_err(|error| {
+                    mismatch(format!("a varied configuration is invalid: {error}"))
+                })?;
+                // What a reconfiguration cannot change, as the breaker was built.
+                let built = breaker.config();
+                config.stripes = built.stripes;
+                config.failure_records = built.failure_records;
+                config.per_thread_windows = built.per_thread_windows;
+                config.count_successes = built.count_successes;
+                breaker.reconfigure(config).map_err(|error| {
+                    mismatch(format!("reconfigure to {next:?} refused: {error}"))
+                })?;
+                breaker.reset();
+                model.reconfigure_and_reset(next);
+                in_force = next;
             }
             Op::EndOpenPeriod => {
                 let (ended, expected) = (breaker.end_open_period(), model.end_open_period(now));
@@ -332,4 +357,63 @@ impl ManualClock {
         use crate::Clock;
         self.now_nanos()
     }
+}
+
+/// The failure records a breaker built from `config` keeps: the longer of its rate window (the
+/// default rule's, if it has no rule) and its run, rounded up to a power of two. A
+/// reconfiguration may lengthen either up to it.
+fn failure_records(config: &ModelConfig) -> u32 {
+    let rules = if config.failure_rate.is_none() && config.consecutive_failures.is_none() {
+        crate::DEFAULT_FAILURE_RATE.1
+    } else {
+        config.failure_rate.map_or(0, |(_, window, _)| window)
+    };
+    rules
+        .max(config.consecutive_failures.unwrap_or(0))
+        .max(1)
+        .next_power_of_two()
+}
+
+/// A variation of `config` that `pick` chooses, for [`Op::ReconfigureAndReset`]: its low three
+/// bits the setting, the rest the new value; windows and runs no longer than `records`.
+fn varied(config: &ModelConfig, pick: u8, records: u32) -> ModelConfig {
+    let mut next = *config;
+    let value = u32::from(pick >> 3);
+    match pick & 7 {
+        0 => {
+            let window = value % records + 1;
+            let threshold = config.failure_rate.map_or(0.5, |(threshold, ..)| threshold);
+            next.failure_rate = Some((threshold, window, value % (window + 1)));
+        }
+        1 => {
+            let (_, window, minimum) = config.failure_rate.unwrap_or((0.5, records.min(20), 0));
+            next.failure_rate = Some((f64::from(value % 10 + 1) / 10.0, window, minimum));
+        }
+        2 => next.consecutive_failures = Some(value % records.min(8) + 1),
+        3 if config.failure_rate.is_some() && config.consecutive_failures.is_some() => {
+            if value % 2 == 0 {
+                next.failure_rate = None;
+            } else {
+                next.consecutive_failures = None;
+            }
+        }
+        // With one rule only, removing it would bring in the default rule, whose window may
+        // be longer than the records.
+        3 => {}
+        4 => {
+            next.open_duration = Duration::from_micros(u64::from(value % 60 + 1));
+            if let Some((multiplier, _)) = config.open_backoff {
+                next.open_backoff = Some((multiplier, next.open_duration * 4));
+            }
+        }
+        5 => next.half_open_probes = value % 3 + 1,
+        6 => next.success_threshold = value % 3 + 1,
+        _ => {
+            next.open_backoff = match config.open_backoff {
+                Some(_) => None,
+                None => Some((f64::from(value % 30 + 10) / 10.0, config.open_duration * 8)),
+            };
+        }
+    }
+    next
 }

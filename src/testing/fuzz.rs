@@ -283,6 +283,14 @@ fn run_thread(
             Op::AdvanceToBoundary(index) => {
                 clock.advance(Duration::from_nanos(index as u64 % 30_000 + 1));
             }
+            // No model here to vary the configuration by: the one in force again, racing the
+            // other thread's calls, then a reset.
+            Op::ReconfigureAndReset(_) => {
+                breaker
+                    .reconfigure(breaker.config())
+                    .expect("the configuration in force is valid");
+                breaker.reset();
+            }
             Op::ForceOpen => breaker.force_open(),
             Op::ForceClosed => breaker.force_closed(),
             Op::Reset => breaker.reset(),
@@ -382,7 +390,10 @@ fn decode_ops(u: &mut Unstructured<'_>, max: usize) -> DecodeResult<Vec<Op>> {
             78..=90 => Op::Advance(u.int_in_range(1u32..=30)?),
             91..=92 => Op::AdvanceToBoundary(usize::from(u.arbitrary::<u8>()?)),
             93..=94 => Op::AdvanceNanos(u.int_in_range(1u32..=999)?),
-            95 => Op::Reset,
+            95 => match u.arbitrary::<u8>()? {
+                0..=127 => Op::Reset,
+                pick => Op::ReconfigureAndReset(pick),
+            },
             96 => Op::OpenFor(u.int_in_range(1..=LONGEST_OPEN_FOR)?),
             97 => Op::ForceOpen,
             98 => Op::EndOpenPeriod,

@@ -74,6 +74,16 @@ impl ModelConfig {
     }
 }
 
+/// `config`, with the default failure-rate rule if it has no rule: what a breaker built from it
+/// judges by.
+fn with_default_rule(mut config: ModelConfig) -> ModelConfig {
+    if config.failure_rate.is_none() && config.consecutive_failures.is_none() {
+        let (threshold, window) = crate::DEFAULT_FAILURE_RATE;
+        config.failure_rate = Some((threshold, window, window));
+    }
+    config
+}
+
 /// `nanos` rounded up to a whole microsecond.
 fn whole_micros(nanos: u64) -> u64 {
     nanos.div_ceil(1000).saturating_mul(1000)
@@ -180,13 +190,9 @@ pub struct ModelCounts {
 
 impl ReferenceModel {
     /// A closed model with an empty window.
-    pub fn new(mut config: ModelConfig) -> Self {
-        if config.failure_rate.is_none() && config.consecutive_failures.is_none() {
-            let (threshold, window) = crate::DEFAULT_FAILURE_RATE;
-            config.failure_rate = Some((threshold, window, window));
-        }
+    pub fn new(config: ModelConfig) -> Self {
         ReferenceModel {
-            config,
+            config: with_default_rule(config),
             phase: Phase::Closed,
             generation: 0,
             window: VecDeque::new(),
@@ -662,6 +668,27 @@ impl ReferenceModel {
     /// [`Breaker::force_closed`](crate::Breaker::force_closed).
     pub fn force_closed(&mut self) {
         self.enter(Phase::ForcedClosed);
+    }
+
+    /// [`Breaker::reconfigure`](crate::Breaker::reconfigure) to `config`, then
+    /// [`Breaker::reset`](crate::Breaker::reset): the window fills again from empty, judged
+    /// by the new rules exactly, as the breaker documents. The slow-call limit and the probe
+    /// timeout are not changed (calls out when they change are judged by rules of their own).
+    ///
+    /// # Panics
+    ///
+    /// If `config` changes the slow-call limit or the probe timeout.
+    pub fn reconfigure_and_reset(&mut self, config: ModelConfig) {
+        assert_eq!(
+            (config.slow_call, config.probe_timeout),
+            (self.config.slow_call, self.config.probe_timeout),
+            "not modelled"
+        );
+        self.config = with_default_rule(config);
+        // The calls out are due by the limit: the next timed call sweeps, so that due times
+        // follow a new one.
+        self.calls_out_due = 0;
+        self.reset();
     }
 
     /// [`Breaker::reset`](crate::Breaker::reset).
