@@ -35,6 +35,12 @@ impl<C: Clock> Breaker<C> {
     /// [`CallError::Rejected`] if the breaker did not let the call through (`future` is dropped
     /// without being polled), [`CallError::Failed`] with `future`'s error otherwise.
     ///
+    /// # Panics
+    ///
+    /// If `future` panics when polled (counted as a failure first), or a transition listener
+    /// panics at a transition this call makes (see
+    /// [`Builder::on_transition`](crate::Builder::on_transition)); the transition stands.
+    ///
     /// # Examples
     ///
     /// ```
@@ -57,6 +63,11 @@ impl<C: Clock> Breaker<C> {
     /// # Errors
     ///
     /// As for [`call_async`](Breaker::call_async).
+    ///
+    /// # Panics
+    ///
+    /// As for [`call_async`](Breaker::call_async), and if `classify` panics (counted as a
+    /// failure first).
     pub async fn call_async_with<T, E, F>(
         &self,
         classify: impl FnOnce(&Result<T, E>) -> Outcome,

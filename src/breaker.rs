@@ -191,6 +191,11 @@ impl<C: Clock> Breaker<C> {
     ///
     /// [`Rejected`] while open (until the open period ends), while half-open with all probes
     /// out, and while forced open.
+    ///
+    /// # Panics
+    ///
+    /// If a transition listener panics at a transition this call makes (see
+    /// [`Builder::on_transition`](crate::Builder::on_transition)); the transition stands.
     #[inline(always)]
     pub fn try_acquire(&self) -> Result<Permit<'_, C>, Rejected> {
         match self.try_acquire_healthy() {
@@ -346,6 +351,11 @@ impl<C: Clock> Breaker<C> {
     /// # Errors
     ///
     /// [`Rejected`], as for [`try_acquire`](Breaker::try_acquire).
+    ///
+    /// # Panics
+    ///
+    /// If a transition listener panics at a transition this call makes (see
+    /// [`Builder::on_transition`](crate::Builder::on_transition)); the transition stands.
     pub fn try_acquire_owned(self: &Arc<Self>) -> Result<OwnedPermit<C>, Rejected> {
         let (generation, kind, timing) = self.try_acquire()?.into_parts();
         Ok(OwnedPermit::new(Arc::clone(self), generation, kind, timing))
@@ -1255,6 +1265,11 @@ impl<C: Clock> Breaker<C> {
     /// A [`ConfigError`] naming `open_for` if `duration` is under a microsecond or above
     /// [`MAX_OPEN_DURATION`](crate::MAX_OPEN_DURATION); nothing changes then.
     ///
+    /// # Panics
+    ///
+    /// If a transition listener panics at a transition this call makes (see
+    /// [`Builder::on_transition`](crate::Builder::on_transition)); the transition stands.
+    ///
     /// # Examples
     ///
     /// ```
@@ -1426,18 +1441,33 @@ impl<C: Clock> Breaker<C> {
 
     /// Opens the breaker until [`reset`](Breaker::reset) or
     /// [`force_closed`](Breaker::force_closed), whatever the calls do.
+    ///
+    /// # Panics
+    ///
+    /// If a transition listener panics at a transition this call makes (see
+    /// [`Builder::on_transition`](crate::Builder::on_transition)); the transition stands.
     pub fn force_open(&self) {
         self.move_to(State::ForcedOpen);
     }
 
     /// Lets every call through and never trips, until [`reset`](Breaker::reset) or
     /// [`force_open`](Breaker::force_open). Outcomes are still counted in the metrics.
+    ///
+    /// # Panics
+    ///
+    /// If a transition listener panics at a transition this call makes (see
+    /// [`Builder::on_transition`](crate::Builder::on_transition)); the transition stands.
     pub fn force_closed(&self) {
         self.move_to(State::ForcedClosed);
     }
 
     /// Closes the breaker with an empty window, from any state. Verdicts of permits issued
     /// before the reset do not count in the new window.
+    ///
+    /// # Panics
+    ///
+    /// If a transition listener panics at a transition this call makes (see
+    /// [`Builder::on_transition`](crate::Builder::on_transition)); the transition stands.
     pub fn reset(&self) {
         self.move_to(State::Closed);
     }

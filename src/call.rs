@@ -71,6 +71,12 @@ impl<C: Clock> Breaker<C> {
     /// [`CallError::Rejected`] if the breaker did not let the call through (`f` was not
     /// called), [`CallError::Failed`] with `f`'s error otherwise.
     ///
+    /// # Panics
+    ///
+    /// If `f` panics (counted as a failure first), or a transition listener panics at a
+    /// transition this call makes (see [`Builder::on_transition`](crate::Builder::on_transition));
+    /// the transition stands.
+    ///
     /// # Examples
     ///
     /// ```
@@ -98,6 +104,12 @@ impl<C: Clock> Breaker<C> {
     /// # Errors
     ///
     /// As for [`call`](Breaker::call); how the result was classified does not change it.
+    ///
+    /// # Panics
+    ///
+    /// If `f` or `classify` panics (counted as a failure first), or a transition listener
+    /// panics at a transition this call makes (see
+    /// [`Builder::on_transition`](crate::Builder::on_transition)); the transition stands.
     ///
     /// # Examples
     ///

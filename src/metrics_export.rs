@@ -79,6 +79,10 @@ const STATES: [State; 5] = [
 
 /// Describes the metrics to the installed recorder (units and help texts). Call it once after
 /// installing the recorder; optional.
+///
+/// # Panics
+///
+/// If the installed recorder panics.
 pub fn describe() {
     describe_counter!(
         CALLS,
@@ -283,6 +287,10 @@ impl ExportedTotals {
 /// Its counters keep their last values: the `metrics` facade cannot remove a series. A
 /// breaker still in use after that, with [`count_transitions`] attached, sets its [`STATE`]
 /// again at its next transition.
+///
+/// # Panics
+///
+/// If the installed recorder panics; the gauges not yet set keep their values.
 pub fn forget(name: &str) {
     for state in STATES {
         gauge!(STATE, "breaker" => name.to_owned(), "state" => state.as_str()).set(0.0);
@@ -309,6 +317,11 @@ fn set_state(name: &str, current: State) {
 /// the `metrics` facade, which builds the labelled key, and the installed recorder may lock to
 /// find it. Transitions are rare, and looking up at each one keeps counting when the recorder
 /// is installed after the breaker was built.
+///
+/// # Panics
+///
+/// The listener panics if the installed recorder does, at the transition it is told of: see
+/// [`Builder::on_transition`](crate::Builder::on_transition) for where that panic goes.
 pub fn count_transitions(name: impl Into<String>) -> impl Fn(&Transition) + Send + Sync + 'static {
     let name: String = name.into();
     move |transition: &Transition| {
@@ -330,6 +343,11 @@ impl<C: Clock> Registry<C> {
     ///
     /// A breaker removed while it is exported (by another thread) has its gauges set to 0
     /// after this export, not left showing the state this export read.
+    ///
+    /// # Panics
+    ///
+    /// If the installed recorder panics, as [`export`] says; the breakers not yet exported
+    /// are left for the next export.
     pub fn export_metrics(&self) {
         for (name, mut breaker) in self.breakers() {
             loop {

@@ -137,18 +137,33 @@ impl<'a, C: Clock> Permit<'a, C> {
     }
 
     /// Records that the call succeeded.
+    ///
+    /// # Panics
+    ///
+    /// If a transition listener panics at a transition this call makes (see
+    /// [`Builder::on_transition`](crate::Builder::on_transition)); the transition stands.
     #[inline]
     pub fn success(self) {
         self.record(Outcome::Success);
     }
 
     /// Records that the call failed.
+    ///
+    /// # Panics
+    ///
+    /// If a transition listener panics at a transition this call makes (see
+    /// [`Builder::on_transition`](crate::Builder::on_transition)); the transition stands.
     #[inline]
     pub fn failure(self) {
         self.record(Outcome::Failure);
     }
 
     /// Records that the call's outcome says nothing about the dependency.
+    ///
+    /// # Panics
+    ///
+    /// If a transition listener panics at a transition this call makes (see
+    /// [`Builder::on_transition`](crate::Builder::on_transition)); the transition stands.
     #[inline]
     pub fn ignore(self) {
         self.record(Outcome::Ignore);
@@ -157,6 +172,11 @@ impl<'a, C: Clock> Permit<'a, C> {
     /// Records `outcome`. With a [`slow_call`](crate::Builder::slow_call) limit, a success
     /// recorded longer than that after the permit was issued counts as a failure, and a call
     /// already counted as slow while it was still out records nothing more.
+    ///
+    /// # Panics
+    ///
+    /// If a transition listener panics at a transition this call makes (see
+    /// [`Builder::on_transition`](crate::Builder::on_transition)); the transition stands.
     #[inline]
     pub fn record(self, outcome: Outcome) {
         let permit = ManuallyDrop::new(self);
@@ -238,22 +258,42 @@ impl<C: Clock> OwnedPermit<C> {
     }
 
     /// As [`Permit::set_fails_if_dropped`].
+    ///
+    /// # Panics
+    ///
+    /// If a transition listener panics at a transition this call makes (see
+    /// [`Builder::on_transition`](crate::Builder::on_transition)); the transition stands.
     #[cfg(feature = "tower")]
     pub(crate) fn set_fails_if_dropped(&mut self, fails: bool) {
         self.fails_if_dropped = fails;
     }
 
     /// Records that the call succeeded.
+    ///
+    /// # Panics
+    ///
+    /// If a transition listener panics at a transition this call makes (see
+    /// [`Builder::on_transition`](crate::Builder::on_transition)); the transition stands.
     pub fn success(self) {
         self.record(Outcome::Success);
     }
 
     /// Records that the call failed.
+    ///
+    /// # Panics
+    ///
+    /// If a transition listener panics at a transition this call makes (see
+    /// [`Builder::on_transition`](crate::Builder::on_transition)); the transition stands.
     pub fn failure(self) {
         self.record(Outcome::Failure);
     }
 
     /// Records that the call's outcome says nothing about the dependency.
+    ///
+    /// # Panics
+    ///
+    /// If a transition listener panics at a transition this call makes (see
+    /// [`Builder::on_transition`](crate::Builder::on_transition)); the transition stands.
     pub fn ignore(self) {
         self.record(Outcome::Ignore);
     }

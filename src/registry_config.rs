@@ -103,7 +103,8 @@ impl RegistryConfig {
     ///
     /// # Errors
     ///
-    /// A [`RegistryConfigError`] naming the part (`defaults`, or the breaker) and the field.
+    /// A [`RegistryConfigError`] naming the part (`defaults`, or the breaker) and the field
+    /// for a setting out of range, or the field `breakers` for a breaker whose name is empty.
     ///
     /// # Examples
     ///
@@ -722,7 +723,8 @@ mod file {
         ///
         /// A [`ConfigFileError`] whose field is the path from the top of the file
         /// (`"breakers.payments.failure_rate.threshold"`): a syntax error, a value of the wrong
-        /// type, an unknown field, or a value out of range.
+        /// type, an unknown field, or a value out of range; or the field `breakers` for a
+        /// breaker named twice or with an empty name.
         ///
         /// # Examples
         ///
@@ -814,9 +816,9 @@ mod file {
         ///
         /// A [`ConfigFileError`] whose field is the path from the top of the file
         /// (`"breakers.payments.failure_rate.threshold"`): a syntax error, a value of the
-        /// wrong type, an unknown field, or a value out of range; a format whose feature is
-        /// off is refused saying so, and YAML nested too deep as by
-        /// [`Config::from_str_as`].
+        /// wrong type, an unknown field, or a value out of range; the field `breakers` for a
+        /// breaker named twice or with an empty name; a format whose feature is off is
+        /// refused saying so, and YAML nested too deep as by [`Config::from_str_as`].
         ///
         /// # Examples
         ///

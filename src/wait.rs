@@ -156,6 +156,11 @@ impl<C: Clock> Breaker<C> {
     /// The last [`Rejected`] when `timeout` passes without admission. Only that final
     /// rejection is counted in the metrics.
     ///
+    /// # Panics
+    ///
+    /// If a transition listener panics at a transition this call makes (see
+    /// [`Builder::on_transition`](crate::Builder::on_transition)); the transition stands.
+    ///
     /// # Examples
     ///
     /// ```
@@ -390,7 +395,8 @@ mod async_wait {
         /// If it has to wait (the breaker rejected the first attempt and `timeout` is not
         /// over) outside a tokio runtime with the time driver enabled, as tokio's timer does. A
         /// call admitted at once, or one whose `timeout` is zero, touches no timer and works
-        /// from any executor.
+        /// from any executor. And as for [`acquire_timeout`](Breaker::acquire_timeout), if a
+        /// transition listener panics.
         #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
         pub async fn acquire_timeout_async(
             &self,

@@ -275,7 +275,9 @@ impl RedisStore {
     ///
     /// # Errors
     ///
-    /// A [`StoreError`] if it cannot be reached or does not answer `PONG`.
+    /// A [`StoreError`] if the server cannot be reached, refuses the password (`AUTH`), or
+    /// does not answer `PONG`; if the timeout is zero; and, for a while after a connection
+    /// failed, without trying to connect again (the store holds off for its timeout).
     pub fn ping(&mut self) -> Result<(), StoreError> {
         match self.command(&[b"PING"])? {
             Reply::Simple(pong) if pong == "PONG" => Ok(()),
