@@ -45,10 +45,19 @@ impl<C: Clock> Breaker<C> {
     ///
     /// ```
     /// # async fn fetch() -> Result<&'static str, std::io::Error> { Ok("reply") }
-    /// # async fn example() {
-    /// let breaker = hotbreaker::Breaker::builder().build().unwrap();
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// use hotbreaker::{Breaker, CallError};
+    ///
+    /// let breaker = Breaker::builder().consecutive_failures(1).build().unwrap();
     /// let reply = breaker.call_async(fetch()).await;
-    /// # }
+    /// assert_eq!(reply.unwrap(), "reply");
+    ///
+    /// // A failure trips this breaker; the next future is dropped without being polled.
+    /// let failed = breaker.call_async(async { Err::<&str, _>("timed out") }).await;
+    /// assert!(matches!(failed, Err(CallError::Failed("timed out"))));
+    /// let turned_away = breaker.call_async(fetch()).await;
+    /// assert!(matches!(turned_away, Err(CallError::Rejected(_))));
+    /// # });
     /// ```
     pub async fn call_async<T, E, F>(&self, future: F) -> Result<T, CallError<E>>
     where

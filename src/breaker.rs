@@ -24,7 +24,43 @@ use crate::window::{Judgement, TripCause, Windows};
 /// A lock-free circuit breaker.
 ///
 /// Share it by reference (or in an `Arc`) among the threads that call one dependency. See the
-/// [crate documentation](crate) for the semantics and an example.
+/// [crate documentation](crate) for the semantics.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+///
+/// use hotbreaker::{Breaker, CallError, ManualClock, State};
+///
+/// let clock = ManualClock::new();
+/// let breaker = Breaker::builder()
+///     .consecutive_failures(3)
+///     .open_duration(Duration::from_secs(10))
+///     .clock(clock.clone())
+///     .build()?;
+///
+/// // Three failures in a row trip it; the next call is turned away without being made.
+/// for _ in 0..3 {
+///     let _ = breaker.call(|| Err::<(), _>("connection refused"));
+/// }
+/// assert_eq!(breaker.state(), State::Open);
+/// match breaker.call(|| Ok::<_, &str>("not called")) {
+///     Err(CallError::Rejected(rejected)) => {
+///         assert_eq!(rejected.retry_after(), Some(Duration::from_secs(10)));
+///     }
+///     other => panic!("expected a rejection, got {other:?}"),
+/// }
+///
+/// // Once the open period is over, one probe goes through; its success closes the breaker.
+/// clock.advance(Duration::from_secs(10));
+/// let probe = breaker.try_acquire().expect("a probe is let through");
+/// assert!(probe.is_probe());
+/// probe.success();
+/// assert_eq!(breaker.state(), State::Closed);
+/// assert_eq!(breaker.metrics().rejected, 1);
+/// # Ok::<(), hotbreaker::ConfigError>(())
+/// ```
 ///
 /// # Performance
 ///

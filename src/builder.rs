@@ -27,6 +27,27 @@ pub const DEFAULT_OPEN_DURATION: Duration = Duration::from_secs(30);
 /// | [`clock`](Builder::clock) | [`QuantaClock`] |
 ///
 /// Nothing is checked until [`build`](Builder::build), which reports the first bad setting.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+///
+/// use hotbreaker::Breaker;
+///
+/// let breaker = Breaker::builder()
+///     .failure_rate(0.5, 20) // half of the last 20 calls
+///     .minimum_calls(10)
+///     .open_duration(Duration::from_secs(5))
+///     .half_open_probes(2)
+///     .success_threshold(2)
+///     .build()?;
+/// assert_eq!(breaker.config().failure_rate.map(|rate| rate.window), Some(20));
+///
+/// let err = Breaker::builder().failure_rate(1.5, 20).build().unwrap_err();
+/// assert_eq!(err.field(), "failure_rate.threshold");
+/// # Ok::<(), hotbreaker::ConfigError>(())
+/// ```
 #[must_use = "a builder does nothing until `build` is called"]
 pub struct Builder<C = QuantaClock> {
     config: Config,

@@ -91,12 +91,18 @@ pub(crate) struct Timing {
 ///
 /// let breaker = Breaker::builder().consecutive_failures(3).build().unwrap();
 /// match breaker.try_acquire() {
-///     Ok(permit) => match std::fs::metadata("/") {
+///     Ok(permit) => match "42".parse::<u32>() {
 ///         Ok(_) => permit.success(),
 ///         Err(_) => permit.failure(),
 ///     },
 ///     Err(rejected) => eprintln!("not calling: {rejected}"),
 /// }
+///
+/// // A permit dropped without a verdict (the caller gave up) counts as released, not as a
+/// // success or a failure.
+/// drop(breaker.try_acquire().unwrap());
+/// let metrics = breaker.metrics();
+/// assert_eq!((metrics.failures, metrics.released), (0, 1));
 /// ```
 #[must_use = "a permit dropped at once gives its admission back; call the dependency, then record the outcome"]
 pub struct Permit<'a, C: Clock> {

@@ -124,6 +124,8 @@ const LONGEST_REPLY: usize = 64 * 1024;
 ///
 /// # Examples
 ///
+/// Not run here: it would poll a Redis server at that address.
+///
 /// ```no_run
 /// use std::sync::Arc;
 /// use std::time::Duration;

@@ -16,10 +16,11 @@
 //!         Ok::<_, std::convert::Infallible>(http::Response::new("hello"))
 //!     });
 //! match service.ready().await?.call(http::Request::new(())).await {
-//!     Ok(response) => println!("{}", response.body()),
-//!     Err(CallError::Rejected(rejected)) => println!("not called: {rejected}"),
-//!     Err(CallError::Failed(error)) => println!("failed: {error}"),
+//!     Ok(response) => assert_eq!(*response.body(), "hello"),
+//!     Err(CallError::Rejected(rejected)) => panic!("not called: {rejected}"),
+//!     Err(CallError::Failed(error)) => panic!("failed: {error}"),
 //! }
+//! assert_eq!(breaker.metrics().failures, 0);
 //! # Ok(())
 //! # }
 //! ```
