@@ -82,6 +82,11 @@ fn op() -> impl Strategy<Value = Op> {
         14 => any::<usize>().prop_map(|i| Op::Record(i, Outcome::Failure)),
         4 => any::<usize>().prop_map(|i| Op::Record(i, Outcome::Ignore)),
         5 => any::<usize>().prop_map(Op::Release),
+        8 => prop_oneof![
+            6 => Just(Op::Call(Outcome::Success)),
+            3 => Just(Op::Call(Outcome::Failure)),
+            1 => Just(Op::Call(Outcome::Ignore)),
+        ],
         14 => (1u32..=30).prop_map(Op::Advance),
         2 => (1u32..=999).prop_map(Op::AdvanceNanos),
         4 => any::<usize>().prop_map(Op::AdvanceToBoundary),

@@ -17,6 +17,9 @@ pub enum Op {
     Record(usize, Outcome),
     /// Drop the held permit at this index (modulo the number held) without a verdict.
     Release(usize),
+    /// A whole call through [`Breaker::call_with`], classified as this outcome: the path a
+    /// call takes when the caller does not hold its permit (the healthy one inlined).
+    Call(Outcome),
     /// Move the clock forward by this many microseconds.
     Advance(u32),
     /// Move the clock forward by this many nanoseconds (off the microsecond grid, where the
@@ -160,17 +163,7 @@ fn run_on(
                     held.push((permit, model_permit));
                 }
                 (Err(rejected), Err(state)) if rejected.state() == state => {
-                    // While open, the rejection says how long is left of the period.
-                    let left = model
-                        .open_period_end()
-                        .filter(|_| state == crate::State::Open)
-                        .map(|until| Duration::from_nanos(until - now));
-                    if rejected.retry_after() != left {
-                        return Err(mismatch(format!(
-                            "retry_after: breaker {:?}, model {left:?}",
-                            rejected.retry_after()
-                        )));
-                    }
+                    check_rejection(&rejected, &model, now).map_err(mismatch)?;
                 }
                 (real, expected) => {
                     return Err(mismatch(format!(
@@ -191,6 +184,22 @@ fn run_on(
                 model.release(model_permit, now);
             }
             Op::Record(..) | Op::Release(_) => {}
+            Op::Call(outcome) => {
+                let real = breaker.call_with(|_| outcome, || Ok::<(), ()>(()));
+                match (real, model.acquire(now)) {
+                    (Ok(()), Ok(model_permit)) => model.record(model_permit, outcome, now),
+                    (Err(crate::CallError::Rejected(rejected)), Err(state))
+                        if rejected.state() == state =>
+                    {
+                        check_rejection(&rejected, &model, now).map_err(mismatch)?;
+                    }
+                    (real, expected) => {
+                        return Err(mismatch(format!(
+                            "call: breaker {real:?}, model {expected:?}"
+                        )));
+                    }
+                }
+            }
             Op::Advance(micros) => clock.advance(Duration::from_micros(u64::from(micros))),
             Op::AdvanceNanos(nanos) => clock.advance(Duration::from_nanos(u64::from(nanos))),
             Op::AdvanceToBoundary(index) => {
@@ -261,6 +270,27 @@ fn run_on(
         compare_transitions(&told.lock().unwrap(), model.transitions()).map_err(mismatch)?;
     }
     Ok(true)
+}
+
+/// Whether `rejected`, which the model agrees on, says what the model does of the time left:
+/// while open, how long is left of the period; otherwise nothing.
+fn check_rejection(
+    rejected: &crate::Rejected,
+    model: &ReferenceModel,
+    now: u64,
+) -> Result<(), String> {
+    let left = model
+        .open_period_end()
+        .filter(|_| rejected.state() == crate::State::Open)
+        .map(|until| Duration::from_nanos(until - now));
+    if rejected.retry_after() == left {
+        Ok(())
+    } else {
+        Err(format!(
+            "retry_after: breaker {:?}, model {left:?}",
+            rejected.retry_after()
+        ))
+    }
 }
 
 /// Whether the listener was told of the model's transitions: one for each, in order, of

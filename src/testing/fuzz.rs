@@ -276,6 +276,14 @@ fn run_thread(
             }
             Op::Release(index) if !held.is_empty() => end(held.swap_remove(index % held.len()), 3),
             Op::Record(..) | Op::Release(_) => {}
+            Op::Call(outcome) => match breaker.call_with(|_| outcome, || Ok::<(), ()>(())) {
+                Ok(()) => {
+                    tally.granted[outcome as usize].fetch_add(1, Ordering::Relaxed);
+                }
+                Err(_) => {
+                    tally.rejected.fetch_add(1, Ordering::Relaxed);
+                }
+            },
             Op::Advance(micros) => clock.advance(Duration::from_micros(u64::from(micros))),
             Op::AdvanceNanos(nanos) => clock.advance(Duration::from_nanos(u64::from(nanos))),
             // No model here to name the moments ahead: a step of up to 30 µs, to the
@@ -382,7 +390,12 @@ fn decode_ops(u: &mut Unstructured<'_>, max: usize) -> DecodeResult<Vec<Op>> {
     let mut ops = Vec::new();
     while ops.len() < max && !u.is_empty() {
         let op = match u.int_in_range(0u8..=99)? {
-            0..=29 => Op::Acquire,
+            0..=21 => Op::Acquire,
+            22..=29 => Op::Call(match u.int_in_range(0u8..=9)? {
+                0..=5 => Outcome::Success,
+                6..=8 => Outcome::Failure,
+                _ => Outcome::Ignore,
+            }),
             30..=53 => Op::Record(usize::from(u.arbitrary::<u8>()?), Outcome::Success),
             54..=67 => Op::Record(usize::from(u.arbitrary::<u8>()?), Outcome::Failure),
             68..=71 => Op::Record(usize::from(u.arbitrary::<u8>()?), Outcome::Ignore),
