@@ -674,7 +674,11 @@ async fn a_shed_call_reopens_a_breaker_whose_probe_ran_past_the_probe_timeout() 
     match send(&mut service, 200).await {
         Err(CallError::Rejected(rejected)) => {
             assert_eq!(rejected.state(), State::Open, "{rejected}");
-            assert_eq!(rejected.retry_after(), Some(Duration::from_secs(1)));
+            // Opened 1 ns past a microsecond for 1 s, kept in whole microseconds.
+            assert_eq!(
+                rejected.retry_after(),
+                Some(Duration::from_secs(1) + Duration::from_nanos(999))
+            );
         }
         other => panic!("expected a rejection, got {other:?}"),
     }
