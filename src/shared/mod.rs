@@ -109,6 +109,57 @@ pub const RECOVERY_AHEAD: Duration = Duration::from_secs(1);
 /// [`RECOVERY_AHEAD`] ahead of the new one's), or one published more than [`RECOVERY_AHEAD`]
 /// later than the new one (a machine whose clock runs ahead stamped it), gives way to any new
 /// opening, whenever it ends. They may forget an opening once its deadline has passed.
+///
+/// # Examples
+///
+/// A store that shares openings only (no recoveries, no windows), over a map that stands in
+/// for a database table:
+///
+/// ```
+/// use std::collections::HashMap;
+/// use std::sync::{Arc, Mutex};
+/// use std::time::SystemTime;
+///
+/// use hotbreaker::shared::{Opening, OpeningStore, RECOVERY_AHEAD, SharedOpenings, StoreError};
+/// use hotbreaker::{Breaker, State};
+///
+/// #[derive(Clone, Default)]
+/// struct TableStore(Arc<Mutex<HashMap<String, Opening>>>);
+///
+/// impl OpeningStore for TableStore {
+///     fn publish(&mut self, name: &str, opening: Opening) -> Result<(), StoreError> {
+///         let mut table = self.0.lock().map_err(|_| StoreError::new("table poisoned"))?;
+///         // No recoveries here, so none answers the kept opening: it stays if it ends later,
+///         // unless a clock running ahead stamped it.
+///         let keeps = table.get(name).is_some_and(|kept| {
+///             kept.until > opening.until
+///                 && kept.published_at <= opening.published_at + RECOVERY_AHEAD
+///         });
+///         if !keeps {
+///             table.insert(name.to_owned(), opening);
+///         }
+///         Ok(())
+///     }
+///
+///     fn opening(&mut self, name: &str) -> Result<Option<Opening>, StoreError> {
+///         let table = self.0.lock().map_err(|_| StoreError::new("table poisoned"))?;
+///         let now = SystemTime::now();
+///         Ok(table.get(name).copied().filter(|opening| opening.until > now))
+///     }
+/// }
+///
+/// let store = TableStore::default();
+/// let here = Arc::new(Breaker::builder().consecutive_failures(1).build()?);
+/// let there = Arc::new(Breaker::builder().consecutive_failures(1).build()?);
+/// let mut follow_here = SharedOpenings::new(store.clone()).follow("payments", here.clone());
+/// let mut follow_there = SharedOpenings::new(store).follow("payments", there.clone());
+///
+/// here.try_acquire().unwrap().failure();
+/// follow_here.poll(); // publishes the opening
+/// follow_there.poll(); // applies it
+/// assert_eq!(there.state(), State::Open);
+/// # Ok::<(), hotbreaker::ConfigError>(())
+/// ```
 pub trait OpeningStore: Send {
     /// Records that the dependency behind `name` is failing until `opening.until`, unless the
     /// opening already recorded for it ends later, is not answered by a recovery, and was not
