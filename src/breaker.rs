@@ -1615,6 +1615,23 @@ impl<C: Clock> Breaker<C> {
     /// Counters are summed over the per-thread stripes with relaxed loads: each is exact once
     /// the threads that updated it are done (joined, or synchronized with the reader), and
     /// may lag by the calls in progress otherwise.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use hotbreaker::{Breaker, State};
+    ///
+    /// let breaker = Breaker::builder().failure_rate(0.5, 4).build()?;
+    /// for fails in [false, true, false] {
+    ///     let _ = breaker.call(|| if fails { Err("refused") } else { Ok(()) });
+    /// }
+    /// let metrics = breaker.metrics();
+    /// assert_eq!(metrics.state, State::Closed);
+    /// assert_eq!(metrics.failures, 1);
+    /// assert_eq!((metrics.window_failures, metrics.window_calls), (1, 3));
+    /// assert_eq!(metrics.successes, None, "counted only with count_successes");
+    /// # Ok::<(), hotbreaker::ConfigError>(())
+    /// ```
     pub fn metrics(&self) -> Metrics {
         // Each part before its whole, with acquire, as each was counted after its whole with
         // release: hung calls, then slow calls, then the failures (`count_hung_calls`,
@@ -1719,6 +1736,29 @@ impl<C: Clock> Breaker<C> {
     /// longer of the two then, rounded up to a power of two), `failure_records` above that, a
     /// different number of stripes, or a different `per_thread_windows` (field
     /// `per_thread_windows`). A refused configuration changes nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use hotbreaker::{Breaker, FailureRateConfig};
+    ///
+    /// let breaker = Breaker::builder().failure_rate(0.5, 20).build()?;
+    /// let mut config = breaker.config();
+    /// config.open_duration = Duration::from_secs(5);
+    /// let quarter_of = |window| FailureRateConfig { threshold: 0.25, window, minimum_calls: None };
+    /// config.failure_rate = Some(quarter_of(16));
+    /// breaker.reconfigure(config)?;
+    /// assert_eq!(breaker.config().open_duration, Duration::from_secs(5));
+    ///
+    /// // The failure records were sized for 20 calls (32, a power of two): 100 do not fit.
+    /// config.failure_rate = Some(quarter_of(100));
+    /// let err = breaker.reconfigure(config).unwrap_err();
+    /// assert_eq!(err.field(), "failure_rate.window");
+    /// assert_eq!(breaker.config().failure_rate.unwrap().window, 16, "nothing changed");
+    /// # Ok::<(), hotbreaker::ConfigError>(())
+    /// ```
     pub fn reconfigure(&self, config: Config) -> Result<(), ConfigError> {
         let settings = self.settings_for_reconfiguration(&config)?;
         self.settings.store(settings);
