@@ -871,7 +871,7 @@ impl<C: Clock> Breaker<C> {
             OpenPeriod::Configured,
         );
         match open_for {
-            Some((opened, _)) => Some(self.reject_as_opened(opened)),
+            Some(opened) => Some(self.reject_as_opened(opened)),
             // Sealed, and another call finished the opening (or a verdict, a reset... ended
             // the generation): as a call that meets the seal.
             None if sealed.get() => self.finish_sealed_reopening(generation),
@@ -886,7 +886,7 @@ impl<C: Clock> Breaker<C> {
     /// did; `None` if the generation ended otherwise (a verdict, a reset) and the breaker is
     /// not open, so that the call looks at the state again.
     fn finish_sealed_reopening(&self, generation: u32) -> Option<Rejected> {
-        if let Some((opened, _)) = self.open_from_for(
+        if let Some(opened) = self.open_from_for(
             |current| current.state() == State::HalfOpen && current.generation() == generation,
             Trigger::ProbesTimedOut,
             OpenPeriod::Configured,
@@ -1129,14 +1129,13 @@ impl<C: Clock> Breaker<C> {
         self.open_from_for(expected, trigger, OpenPeriod::Configured);
     }
 
-    /// [`open_from`](Breaker::open_from) for `period`; the generation it opened and for how
-    /// long, if it did.
+    /// [`open_from`](Breaker::open_from) for `period`; the generation it opened, if it did.
     fn open_from_for(
         &self,
         expected: impl Fn(StateWord) -> bool,
         trigger: Trigger,
         period: OpenPeriod,
-    ) -> Option<(u32, Duration)> {
+    ) -> Option<u32> {
         let mut settings = None;
         let now = self.now();
         let backoff = Backoff::new();
@@ -1202,7 +1201,7 @@ impl<C: Clock> Breaker<C> {
                             .store(FROM_STORE | u64::from(next.generation()), Ordering::Relaxed);
                     }
                     self.announce(word, next, trigger, Some(open_for));
-                    return Some((next.generation(), open_for));
+                    return Some(next.generation());
                 }
                 Err(seen) => word = StateWord(seen),
             }
@@ -1338,7 +1337,6 @@ impl<C: Clock> Breaker<C> {
             Trigger::External,
             period,
         )
-        .map(|(generation, _)| generation)
     }
 
     /// Ends the open period now, if the breaker is open (not forced) and its period still

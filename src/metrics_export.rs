@@ -147,10 +147,11 @@ pub fn export<C: Clock>(name: &str, breaker: &Breaker<C>) {
         Exported::SlowCalls => Some(metrics.slow_calls),
         Exported::HungCalls => Some(metrics.hung_calls),
     });
+    let exported = breaker.exported_totals();
     let mut pending = PendingRises {
-        exported: breaker.exported_totals(),
+        exported,
         name,
-        rises: breaker.exported_totals().rises(name, totals),
+        rises: exported.rises(name, totals),
     };
     for (i, which) in Exported::ALL.into_iter().enumerate() {
         let Some(rise) = pending.rises[i] else {

@@ -59,19 +59,6 @@ impl ModelConfig {
         }
         builder
     }
-
-    /// A breaker with these settings on `clock`, counting successes (the model counts every
-    /// one).
-    ///
-    /// # Errors
-    ///
-    /// The builder's [`ConfigError`](crate::ConfigError) if the settings are out of range.
-    pub fn build(
-        &self,
-        clock: crate::ManualClock,
-    ) -> Result<crate::Breaker<crate::ManualClock>, crate::ConfigError> {
-        self.builder().count_successes(true).clock(clock).build()
-    }
 }
 
 /// `config`, with the default failure-rate rule if it has no rule: what a breaker built from it
