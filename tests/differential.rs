@@ -94,6 +94,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => Just(Op::ForceClosed),
         2 => Just(Op::Reset),
         2 => any::<u8>().prop_map(Op::ReconfigureAndReset),
+        2 => any::<u8>().prop_map(Op::Reconfigure),
         1 => (1u32..=30).prop_map(Op::OpenFor),
         1 => Just(Op::EndOpenPeriod),
     ]
@@ -252,6 +253,82 @@ fn a_limit_too_long_for_nanoseconds_times_nothing_alike() {
         ]);
     }
     ops.push(Op::Record(0, hotbreaker::Outcome::Failure));
+    assert_eq!(run_differential(&config, &ops), Ok(true));
+}
+
+/// [`Op::Reconfigure`]'s picks that set the slow-call limit (`varied_beside_the_rules`).
+const LIMIT_OFF: Op = Op::Reconfigure(0);
+const LIMIT_1_5_MICROS: Op = Op::Reconfigure(8);
+const LIMIT_4_5_MICROS: Op = Op::Reconfigure(104);
+const LIMIT_TOO_LONG_TO_COUNT: Op = Op::Reconfigure(24);
+
+#[test]
+fn calls_out_across_changes_of_the_slow_call_limit_are_judged_alike() {
+    use hotbreaker::Outcome::Success;
+    let untimed = run_of_five_timed(std::time::Duration::MAX);
+    let config = ModelConfig {
+        slow_call: None,
+        ..untimed
+    };
+    // Issued without a limit: a success, however long it took once one is on. Issued under
+    // one that went off and on again: judged by the new one. Issued under a limit too long to
+    // count: judged by the limit in force at its end too.
+    let ops = [
+        Op::Acquire,
+        LIMIT_1_5_MICROS,
+        Op::Acquire,
+        LIMIT_OFF,
+        Op::Acquire,
+        LIMIT_TOO_LONG_TO_COUNT,
+        Op::Acquire,
+        LIMIT_4_5_MICROS,
+        Op::Advance(5),
+        Op::Record(0, Success),
+        Op::Record(0, Success),
+        Op::Record(0, Success),
+        Op::Record(0, Success),
+        Op::Acquire,
+        Op::Advance(10),
+        Op::Acquire,
+    ];
+    assert_eq!(run_differential(&config, &ops), Ok(true));
+    // A call issued under a limit too long to count is in no bucket: when its generation
+    // ends, no sweep releases it, and its own end records its verdict.
+    let ops = [
+        LIMIT_TOO_LONG_TO_COUNT,
+        Op::Acquire,
+        Op::Reset,
+        LIMIT_4_5_MICROS,
+        Op::Acquire,
+        Op::Advance(5),
+        Op::Record(0, Success),
+        Op::Record(0, Success),
+    ];
+    assert_eq!(run_differential(&config, &ops), Ok(true));
+}
+
+#[test]
+fn an_empty_bucket_of_a_width_the_limit_no_longer_gives_is_freed_at_the_next_sweep() {
+    let config = ModelConfig {
+        slow_call: None,
+        ..run_of_five_timed(std::time::Duration::MAX)
+    };
+    // The first call's bucket is 512 ns wide and empty when the second call sweeps, under a
+    // 4.5 µs limit that gives buckets 2,048 ns wide: no call can join it, so it is freed
+    // rather than kept due at 5,012 ns. The second call's bucket, of a generation the reset
+    // ends, is released when it falls due, at 6,548 ns.
+    let ops = [
+        LIMIT_1_5_MICROS,
+        Op::Acquire,
+        LIMIT_4_5_MICROS,
+        Op::Record(0, hotbreaker::Outcome::Success),
+        Op::Acquire,
+        Op::Reset,
+        Op::AdvanceNanos(5_012),
+        Op::Acquire,
+        Op::AdvanceNanos(1_536),
+        Op::Acquire,
+    ];
     assert_eq!(run_differential(&config, &ops), Ok(true));
 }
 

@@ -40,10 +40,14 @@ pub enum Op {
     /// [`Breaker::end_open_period`] (a recovery seen elsewhere).
     EndOpenPeriod,
     /// [`Breaker::reconfigure`] to a variation of the configuration in force that this number
-    /// picks (a rule, the open period, the probe settings or the back-off; never the
-    /// slow-call limit or the probe timeout), then [`Breaker::reset`], after which the new
-    /// rules judge exactly.
+    /// picks (a rule, the open period, the probe settings or the back-off), then
+    /// [`Breaker::reset`], after which the new rules judge exactly.
     ReconfigureAndReset(u8),
+    /// [`Breaker::reconfigure`] of a live breaker, with permits out, to a variation that this
+    /// number picks of a setting other than the rules: the slow-call limit (on, off, changed,
+    /// or too long to count), the probe timeout, the open period, the probe settings or the
+    /// back-off. No reset: the calls out are judged across it.
+    Reconfigure(u8),
 }
 
 /// Where the breaker and the model first disagreed.
@@ -238,20 +242,15 @@ fn run_on(
             }
             Op::ReconfigureAndReset(pick) => {
                 let next = varied(&in_force, pick, records);
-                let mut config = next.builder().to_config().map_err(|error| {
-                    mismatch(format!("a varied configuration is invalid: {error}"))
-                })?;
-                // What a reconfiguration cannot change, as the breaker was built.
-                let built = breaker.config();
-                config.stripes = built.stripes;
-                config.failure_records = built.failure_records;
-                config.per_thread_windows = built.per_thread_windows;
-                config.count_successes = built.count_successes;
-                breaker.reconfigure(config).map_err(|error| {
-                    mismatch(format!("reconfigure to {next:?} refused: {error}"))
-                })?;
+                reconfigure(&breaker, &next).map_err(mismatch)?;
                 breaker.reset();
                 model.reconfigure_and_reset(next);
+                in_force = next;
+            }
+            Op::Reconfigure(pick) => {
+                let next = varied_beside_the_rules(&in_force, pick);
+                reconfigure(&breaker, &next).map_err(mismatch)?;
+                model.reconfigure(next);
                 in_force = next;
             }
             Op::EndOpenPeriod => {
@@ -273,6 +272,23 @@ fn run_on(
         compare_transitions(&told.lock().unwrap(), model.transitions()).map_err(mismatch)?;
     }
     Ok(true)
+}
+
+/// [`Breaker::reconfigure`] to `next`, with what a reconfiguration cannot change as the
+/// breaker was built.
+fn reconfigure(breaker: &Breaker<ManualClock>, next: &ModelConfig) -> Result<(), String> {
+    let mut config = next
+        .builder()
+        .to_config()
+        .map_err(|error| format!("a varied configuration is invalid: {error}"))?;
+    let built = breaker.config();
+    config.stripes = built.stripes;
+    config.failure_records = built.failure_records;
+    config.per_thread_windows = built.per_thread_windows;
+    config.count_successes = built.count_successes;
+    breaker
+        .reconfigure(config)
+        .map_err(|error| format!("reconfigure to {next:?} refused: {error}"))
 }
 
 /// Whether `rejected`, which the model agrees on, says what the model does of the time left:
@@ -450,6 +466,28 @@ fn varied(config: &ModelConfig, pick: u8, records: u32) -> ModelConfig {
                 )),
             };
         }
+    }
+    next
+}
+
+/// A variation of `config` beside its rules that `pick` chooses, for [`Op::Reconfigure`]: its
+/// value (`pick / 8`) sets the slow-call limit or the probe timeout (off, a few microseconds
+/// with or without half of one, or, for the limit, longer than nanoseconds can count), or
+/// one of [`varied`]'s other settings.
+fn varied_beside_the_rules(config: &ModelConfig, pick: u8) -> ModelConfig {
+    let value = u64::from(pick >> 3);
+    let short = || Duration::from_nanos((value / 4 + 1) * 1_000 + value % 2 * 500);
+    let mut next = *config;
+    match pick & 7 {
+        0 | 1 => {
+            next.slow_call = match value % 4 {
+                0 => None,
+                3 => Some(Duration::MAX),
+                _ => Some(short()),
+            };
+        }
+        2 | 3 => next.probe_timeout = (value % 4 != 0).then(short),
+        other => next = varied(config, pick & !7 | other, 0),
     }
     next
 }

@@ -299,6 +299,11 @@ fn run_thread(
                     .expect("the configuration in force is valid");
                 breaker.reset();
             }
+            Op::Reconfigure(_) => {
+                breaker
+                    .reconfigure(breaker.config())
+                    .expect("the configuration in force is valid");
+            }
             Op::ForceOpen => breaker.force_open(),
             Op::ForceClosed => breaker.force_closed(),
             Op::Reset => breaker.reset(),
@@ -403,8 +408,11 @@ fn decode_ops(u: &mut Unstructured<'_>, max: usize) -> DecodeResult<Vec<Op>> {
             78..=90 => Op::Advance(u.int_in_range(1u32..=30)?),
             91..=92 => Op::AdvanceToBoundary(usize::from(u.arbitrary::<u8>()?)),
             93..=94 => Op::AdvanceNanos(u.int_in_range(1u32..=999)?),
+            // Split so that inputs saved before `Reconfigure` came still decode as they did
+            // but for it.
             95 => match u.arbitrary::<u8>()? {
                 0..=127 => Op::Reset,
+                128..=191 => Op::Reconfigure(u.arbitrary()?),
                 pick => Op::ReconfigureAndReset(pick),
             },
             96 => Op::OpenFor(u.int_in_range(1..=LONGEST_OPEN_FOR)?),

@@ -76,14 +76,17 @@ fn whole_micros(nanos: u64) -> u64 {
     nanos.div_ceil(1000).saturating_mul(1000)
 }
 
-/// A permit of the model: the generation it was issued in, whether it is a probe, and when it
-/// was issued.
+/// A permit of the model: the generation it was issued in, whether it is a probe, when it was
+/// issued, and whether a slow-call limit was in force then.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ModelPermit {
     id: u64,
     generation: u32,
     kind: Kind,
     issued_nanos: u64,
+    /// Issued under a slow-call limit: the limit in force when it ends judges it. A permit
+    /// issued without one is judged by its verdict alone, whatever limit comes in meanwhile.
+    timed: bool,
 }
 
 /// A bucket of timed closed calls, as the breaker's ring holds it (`calls_out.rs`): it keeps
@@ -247,7 +250,7 @@ impl ReferenceModel {
         if let Some(limit) = self.config.slow_call {
             moments.extend(
                 held.into_iter()
-                    .filter(|permit| permit.kind == Kind::Closed)
+                    .filter(|permit| permit.timed)
                     .map(|permit| permit.issued_nanos.saturating_add(nanos(limit))),
             );
         }
@@ -261,23 +264,24 @@ impl ReferenceModel {
     pub fn acquire(&mut self, now_nanos: u64) -> Result<ModelPermit, State> {
         let id = self.next_id;
         self.next_id += 1;
+        let timed = self.config.slow_call.is_some();
         let permit = |generation, kind| ModelPermit {
             id,
             generation,
             kind,
             issued_nanos: now_nanos,
+            timed,
         };
         match self.phase {
             Phase::Closed => match self.config.slow_call {
-                Some(limit) if crate::clock::saturating_nanos(limit) < u64::MAX => {
+                Some(limit) => {
                     let limit = crate::clock::saturating_nanos(limit);
                     if !self.enter_call_out(id, now_nanos, limit) {
                         return self.acquire(now_nanos); // the sweep tripped it: decide again
                     }
                     Ok(permit(self.generation, Kind::Closed))
                 }
-                // No limit, or one too long to count in nanoseconds: nothing is entered.
-                _ => Ok(permit(self.generation, Kind::Closed)),
+                None => Ok(permit(self.generation, Kind::Closed)),
             },
             Phase::ForcedClosed => Ok(permit(self.generation, Kind::Forced)),
             Phase::ForcedOpen => self.reject(State::ForcedOpen),
@@ -315,9 +319,13 @@ impl ReferenceModel {
 
     /// Enters closed call `id`, issued at `now` under slow-call `limit`, among the calls out,
     /// after the sweep that is due; `false` if that sweep left the breaker no longer closed.
+    /// A limit too long to count in nanoseconds sweeps what is due and enters nothing.
     fn enter_call_out(&mut self, id: u64, now: u64, limit: u64) -> bool {
         if self.calls_out_due <= now && !self.sweep(now) {
             return false;
+        }
+        if limit == u64::MAX {
+            return true;
         }
         let width = bucket_width(limit);
         // The breaker names a bucket by its number's low bits: a bucket 2^19 widths newer,
@@ -355,8 +363,8 @@ impl ReferenceModel {
 
     /// The sweep at `now`: buckets of an ended generation are freed and their calls released,
     /// buckets of this closed generation that are due are freed and their calls are slow
-    /// failures, one by one until one trips the breaker, and empty buckets whose stretch is
-    /// over are freed. Whether the breaker is still closed after it.
+    /// failures, one by one until one trips the breaker, and empty buckets no call can join
+    /// any more are freed. Whether the breaker is still closed after it.
     fn sweep(&mut self, now: u64) -> bool {
         let closed = self.phase == Phase::Closed;
         let limit = self
@@ -374,8 +382,11 @@ impl ReferenceModel {
             } else if closed && end.saturating_add(limit) <= now {
                 hung += bucket.calls.len() as u64;
                 self.swept.extend(&bucket.calls);
-            } else if bucket.calls.is_empty() && end <= now {
-                // Freed: no call in it, and no call issued from now on belongs to it.
+            } else if bucket.calls.is_empty()
+                && (end <= now || bucket.key.0 != bucket_width(limit).trailing_zeros())
+            {
+                // Freed: no call in it, and no call issued from now on belongs to it (its
+                // stretch is over, or the limit now gives buckets of another width).
             } else {
                 next_due = next_due.min(end.saturating_add(limit));
                 kept.push(bucket);
@@ -509,9 +520,12 @@ impl ReferenceModel {
         if !self.leave_calls_out(permit, now_nanos) {
             return;
         }
-        let slow = self.config.slow_call.is_some_and(|limit| {
-            now_nanos.saturating_sub(permit.issued_nanos) > crate::clock::saturating_nanos(limit)
-        });
+        // Judged by the limit in force now, if it was issued under one.
+        let slow = permit.timed
+            && self.config.slow_call.is_some_and(|limit| {
+                now_nanos.saturating_sub(permit.issued_nanos)
+                    > crate::clock::saturating_nanos(limit)
+            });
         let outcome = if outcome == Outcome::Success && slow {
             self.counts.slow_calls += 1;
             Outcome::Failure
@@ -657,20 +671,33 @@ impl ReferenceModel {
         self.enter(Phase::ForcedClosed);
     }
 
-    /// [`Breaker::reconfigure`](crate::Breaker::reconfigure) to `config`, then
-    /// [`Breaker::reset`](crate::Breaker::reset): the window fills again from empty, judged
-    /// by the new rules exactly, as the breaker documents. The slow-call limit and the probe
-    /// timeout are not changed (calls out when they change are judged by rules of their own).
+    /// [`Breaker::reconfigure`](crate::Breaker::reconfigure) to `config`, whose rules are
+    /// those in force: the open duration and back-off apply from the next opening, the probe
+    /// settings and the probe timeout from the next decision that reads them, and the
+    /// slow-call limit judges the calls out that were issued under a limit (see
+    /// [`ModelPermit`]) when they end, and the buckets of calls out at the next sweep, which
+    /// the next timed call makes.
     ///
     /// # Panics
     ///
-    /// If `config` changes the slow-call limit or the probe timeout.
-    pub fn reconfigure_and_reset(&mut self, config: ModelConfig) {
+    /// If `config` changes a rule (the failure rate or the run): what the window then holds
+    /// is documented on `reconfigure` case by case, and not modelled.
+    pub fn reconfigure(&mut self, config: ModelConfig) {
+        let next = with_default_rule(config);
         assert_eq!(
-            (config.slow_call, config.probe_timeout),
-            (self.config.slow_call, self.config.probe_timeout),
-            "not modelled"
+            (next.failure_rate, next.consecutive_failures),
+            (self.config.failure_rate, self.config.consecutive_failures),
+            "a rule changed without a reset: not modelled"
         );
+        self.config = next;
+        self.calls_out_due = 0;
+    }
+
+    /// [`Breaker::reconfigure`](crate::Breaker::reconfigure) to `config`, then
+    /// [`Breaker::reset`](crate::Breaker::reset): the window fills again from empty, judged
+    /// by the new rules exactly, as the breaker documents. Calls out are judged as after
+    /// [`reconfigure`](ReferenceModel::reconfigure), in a generation that has ended.
+    pub fn reconfigure_and_reset(&mut self, config: ModelConfig) {
         self.config = with_default_rule(config);
         // The calls out are due by the limit: the next timed call sweeps, so that due times
         // follow a new one.
