@@ -97,11 +97,14 @@ fn registry() -> &'static Registry {
     &REGISTRY
 }
 
-/// Gives the calling thread's slot back, as its exit would, for loom models only: under loom a
-/// thread's exit releases nothing (see `registry`), so a model that wants a slot handed to
-/// another thread calls this as the last thing its thread does with any breaker. The thread
-/// shares the common stripe afterwards.
-#[cfg(loom)]
+/// Gives the calling thread's slot back, as its exit would, if it holds one; the thread shares
+/// the common stripe of every breaker afterwards. For loom models: under loom a thread's exit
+/// releases nothing (see `registry`), so a model that wants a slot handed to another thread
+/// calls this as the last thing its thread does with any breaker. And for the differential
+/// harness (`testing`), which runs on a thread that shares the common stripe this way to
+/// compare that path with the model.
+#[cfg(any(loom, feature = "testing"))]
+#[cfg_attr(not(loom), allow(unreachable_pub))] // public for `loom_hooks`, which only loom has
 #[doc(hidden)]
 pub fn give_back_slot() {
     SLOT.with(|slot| {

@@ -4,10 +4,7 @@
 use std::time::Duration;
 
 use hotbreaker::Outcome;
-use hotbreaker::testing::{
-    ModelConfig, Op, run_differential, run_differential_per_thread,
-    run_differential_without_success_counts,
-};
+use hotbreaker::testing::{Layout, ModelConfig, Op, run_differential, run_differential_laid_out};
 use proptest::prelude::*;
 
 fn threshold() -> impl Strategy<Value = f64> {
@@ -100,33 +97,84 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
+/// What a layout varies beside the kind of window and success counting: stripes (1 to 4, or
+/// the default), failure records beyond what the rules look back over (or the default), and
+/// whether the run is on the stripe that threads without one of their own share.
+#[derive(Debug, Clone, Copy)]
+struct LayoutDraw {
+    stripes: Option<usize>,
+    extra_records: Option<usize>,
+    shared_stripe: bool,
+}
+
+fn layout_draw() -> impl Strategy<Value = LayoutDraw> {
+    (
+        prop::option::weighted(0.5, 1usize..=4),
+        prop::option::weighted(0.3, 0usize..=40),
+        prop::bool::weighted(0.3),
+    )
+        .prop_map(|(stripes, extra_records, shared_stripe)| LayoutDraw {
+            stripes,
+            extra_records,
+            shared_stripe,
+        })
+}
+
+/// The layout `draw` describes for a breaker of `config`, with a window per thread if
+/// `per_thread_windows` and success counts if `count_successes`.
+fn layout(
+    config: &ModelConfig,
+    draw: LayoutDraw,
+    per_thread_windows: bool,
+    count_successes: bool,
+) -> Layout {
+    // At least what the rules look back over: the rate window (the default rule's without a
+    // rule) or the run.
+    let window = match (config.failure_rate, config.consecutive_failures) {
+        (Some((_, window, _)), _) => window,
+        (None, None) => hotbreaker::DEFAULT_FAILURE_RATE.1,
+        (None, Some(_)) => 0,
+    };
+    let longest = window.max(config.consecutive_failures.unwrap_or(0)) as usize;
+    Layout {
+        stripes: draw.stripes,
+        failure_records: draw.extra_records.map(|extra| longest + extra),
+        per_thread_windows,
+        count_successes,
+        shared_stripe: draw.shared_stripe,
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 2_000, ..ProptestConfig::default() })]
 
     #[test]
-    fn breaker_decides_like_the_reference_model(config in config(), ops in prop::collection::vec(op(), 0..400)) {
-        match run_differential(&config, &ops) {
-            Ok(ran) => prop_assert!(ran, "the builder refused a valid configuration: {config:?}"),
-            Err(mismatch) => prop_assert!(false, "{mismatch}\nconfig: {config:?}"),
+    fn breaker_decides_like_the_reference_model(config in config(), draw in layout_draw(), ops in prop::collection::vec(op(), 0..400)) {
+        let layout = layout(&config, draw, false, true);
+        match run_differential_laid_out(&config, layout, &ops) {
+            Ok(ran) => prop_assert!(ran, "the builder refused a valid configuration: {config:?}, {layout:?}"),
+            Err(mismatch) => prop_assert!(false, "{mismatch}\nconfig: {config:?}\nlayout: {layout:?}"),
         }
     }
 
     /// Without success counts, as by default: the quick path of a healthy call, which writes
     /// nothing while the window is clean.
     #[test]
-    fn a_breaker_without_success_counts_decides_like_the_reference_model(config in config(), ops in prop::collection::vec(op(), 0..400)) {
-        match run_differential_without_success_counts(&config, &ops) {
-            Ok(ran) => prop_assert!(ran, "the builder refused a valid configuration: {config:?}"),
-            Err(mismatch) => prop_assert!(false, "{mismatch}\nconfig: {config:?}"),
+    fn a_breaker_without_success_counts_decides_like_the_reference_model(config in config(), draw in layout_draw(), ops in prop::collection::vec(op(), 0..400)) {
+        let layout = layout(&config, draw, false, false);
+        match run_differential_laid_out(&config, layout, &ops) {
+            Ok(ran) => prop_assert!(ran, "the builder refused a valid configuration: {config:?}, {layout:?}"),
+            Err(mismatch) => prop_assert!(false, "{mismatch}\nconfig: {config:?}\nlayout: {layout:?}"),
         }
     }
 
     /// On one thread, a window per thread is the one window: the same decisions, step by step.
     #[test]
-    fn a_window_per_thread_decides_like_the_reference_model_on_one_thread(config in config(), ops in prop::collection::vec(op(), 0..400)) {
-        match run_differential_per_thread(&config, &ops) {
-            Ok(ran) => prop_assert!(ran, "the builder refused a valid configuration: {config:?}"),
-            Err(mismatch) => prop_assert!(false, "{mismatch}\nconfig: {config:?}"),
+    fn a_window_per_thread_decides_like_the_reference_model_on_one_thread(config in config(), draw in layout_draw(), ops in prop::collection::vec(op(), 0..400)) {
+        let layout = layout(&config, draw, true, true);
+        match run_differential_laid_out(&config, layout, &ops) {
+            Ok(ran) => prop_assert!(ran, "the builder refused a valid configuration: {config:?}, {layout:?}"),
+            Err(mismatch) => prop_assert!(false, "{mismatch}\nconfig: {config:?}\nlayout: {layout:?}"),
         }
     }
 }

@@ -69,6 +69,42 @@ impl fmt::Display for Mismatch {
 
 impl std::error::Error for Mismatch {}
 
+/// How a breaker under test is built beside its rules and durations: what no decision may
+/// depend on. [`Default`] is the builder's defaults, successes not counted, on the calling
+/// thread.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Layout {
+    /// [`Builder::stripes`](crate::Builder::stripes), if set.
+    pub stripes: Option<usize>,
+    /// [`Builder::failure_records`](crate::Builder::failure_records), if set: reconfigurations
+    /// ([`Op::ReconfigureAndReset`]) then lengthen windows and runs up to it.
+    pub failure_records: Option<usize>,
+    /// [`Builder::per_thread_windows`](crate::Builder::per_thread_windows).
+    pub per_thread_windows: bool,
+    /// [`Builder::count_successes`](crate::Builder::count_successes).
+    pub count_successes: bool,
+    /// Run on a thread of its own that holds no stripe, as a thread beyond a breaker's stripes
+    /// (or past the last free slot) does: it writes the stripe that such threads share, with
+    /// atomic read-modify-writes, and with a window per thread the window they share.
+    pub shared_stripe: bool,
+}
+
+impl Layout {
+    fn builder(&self, config: &ModelConfig) -> crate::Builder {
+        let mut builder = config
+            .builder()
+            .count_successes(self.count_successes)
+            .per_thread_windows(self.per_thread_windows);
+        if let Some(stripes) = self.stripes {
+            builder = builder.stripes(stripes);
+        }
+        if let Some(records) = self.failure_records {
+            builder = builder.failure_records(records);
+        }
+        builder
+    }
+}
+
 /// Runs `ops` on a breaker built from `config` and on the reference model.
 ///
 /// Returns `Ok(false)` without running anything if the builder refuses `config` (it must then
@@ -93,8 +129,17 @@ pub fn run_differential_split(
     model_config: &ModelConfig,
     ops: &[Op],
 ) -> Result<bool, Mismatch> {
-    let builder = breaker_config.builder().count_successes(true);
-    run_on(builder, model_config, ops, true)
+    let layout = Layout {
+        count_successes: true,
+        ..Layout::default()
+    };
+    run_on(
+        layout.builder(breaker_config),
+        model_config,
+        None,
+        ops,
+        true,
+    )
 }
 
 /// Like [`run_differential`], with a breaker that does not count its successes, as by default
@@ -110,7 +155,7 @@ pub fn run_differential_without_success_counts(
     config: &ModelConfig,
     ops: &[Op],
 ) -> Result<bool, Mismatch> {
-    run_on(config.builder(), config, ops, false)
+    run_differential_laid_out(config, Layout::default(), ops)
 }
 
 /// Like [`run_differential`], with a breaker that gives every thread a window of its own
@@ -121,19 +166,60 @@ pub fn run_differential_without_success_counts(
 ///
 /// The first [`Mismatch`].
 pub fn run_differential_per_thread(config: &ModelConfig, ops: &[Op]) -> Result<bool, Mismatch> {
-    let builder = config
-        .builder()
-        .count_successes(true)
-        .per_thread_windows(true);
-    run_on(builder, config, ops, true)
+    let layout = Layout {
+        per_thread_windows: true,
+        count_successes: true,
+        ..Layout::default()
+    };
+    run_differential_laid_out(config, layout, ops)
+}
+
+/// Like [`run_differential`], with the breaker built as `layout` says (with successes not
+/// counted, [`Metrics::successes`](crate::Metrics::successes) must be `None`). However it is
+/// laid out, on one thread it must decide exactly as the model does.
+///
+/// # Errors
+///
+/// The first [`Mismatch`].
+///
+/// # Panics
+///
+/// If the thread that runs on the shared stripe panics: the panic goes on from here.
+pub fn run_differential_laid_out(
+    config: &ModelConfig,
+    layout: Layout,
+    ops: &[Op],
+) -> Result<bool, Mismatch> {
+    let run = || {
+        run_on(
+            layout.builder(config),
+            config,
+            layout.failure_records,
+            ops,
+            layout.count_successes,
+        )
+    };
+    if !layout.shared_stripe {
+        return run();
+    }
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                crate::stripes::give_back_slot();
+                run()
+            })
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })
 }
 
 /// Runs `ops` on the breaker `builder` builds (on a manual clock, with a listener) and on a
 /// model of `model_config`, comparing after every step; the breaker counts its successes if
-/// `successes_counted`.
+/// `successes_counted`, and keeps `failure_records` if they were set.
 fn run_on(
     builder: crate::Builder,
     model_config: &ModelConfig,
+    failure_records: Option<usize>,
     ops: &[Op],
     successes_counted: bool,
 ) -> Result<bool, Mismatch> {
@@ -149,7 +235,9 @@ fn run_on(
     };
     let mut model = ReferenceModel::new(*model_config);
     let mut in_force = *model_config;
-    let records = failure_records(model_config);
+    let records = failure_records
+        .and_then(|records| u32::try_from(records).ok())
+        .unwrap_or_else(|| failure_records_by_default(model_config));
     let mut held: Vec<(Permit<'_, ManualClock>, ModelPermit)> = Vec::new();
     for (step, &op) in ops.iter().enumerate() {
         let now = clock.now_nanos_for_model();
@@ -408,10 +496,10 @@ impl ManualClock {
     }
 }
 
-/// The failure records a breaker built from `config` keeps: the longer of its rate window (the
-/// default rule's, if it has no rule) and its run, rounded up to a power of two. A
-/// reconfiguration may lengthen either up to it.
-fn failure_records(config: &ModelConfig) -> u32 {
+/// The failure records a breaker built from `config` keeps unless told otherwise: the longer
+/// of its rate window (the default rule's, if it has no rule) and its run, rounded up to a
+/// power of two. A reconfiguration may lengthen either up to it.
+fn failure_records_by_default(config: &ModelConfig) -> u32 {
     let rules = if config.failure_rate.is_none() && config.consecutive_failures.is_none() {
         crate::DEFAULT_FAILURE_RATE.1
     } else {

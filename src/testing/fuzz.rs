@@ -12,9 +12,7 @@ use std::time::Duration;
 
 use arbitrary::{Result as DecodeResult, Unstructured};
 
-use super::differential::{
-    Op, run_differential, run_differential_per_thread, run_differential_without_success_counts,
-};
+use super::differential::{Layout, Op, run_differential_laid_out};
 use super::model::ModelConfig;
 use crate::{
     Breaker, Builder, MAX_CONSECUTIVE, MAX_OPEN_DURATION, MAX_PROBES, MAX_STRIPES, MAX_WINDOW,
@@ -40,21 +38,26 @@ pub fn fuzz_differential(data: &[u8]) {
     let (config, ops) = decode_config(&mut u)
         .and_then(|config| Ok((config, decode_ops(&mut u, MAX_OPS)?)))
         .unwrap_or_else(|_| (small_config_default(), Vec::new()));
-    for (windows, run) in [
-        (
-            "one window",
-            run_differential as fn(&ModelConfig, &[Op]) -> _,
-        ),
-        ("a window per thread", run_differential_per_thread),
-        (
-            "successes not counted",
-            run_differential_without_success_counts,
-        ),
+    // Inputs of odd length run on the stripe that threads without one of their own share (the
+    // length, so that the decoding of saved inputs stays as it was).
+    let shared_stripe = data.len() % 2 == 1;
+    for (windows, per_thread_windows, count_successes) in [
+        ("one window", false, true),
+        ("a window per thread", true, true),
+        ("successes not counted", false, false),
     ] {
-        match run(&config, &ops) {
+        let layout = Layout {
+            per_thread_windows,
+            count_successes,
+            shared_stripe,
+            ..Layout::default()
+        };
+        match run_differential_laid_out(&config, layout, &ops) {
             Ok(true) => {}
             Ok(false) => panic!("the builder refused a configuration in range: {config:?}"),
-            Err(mismatch) => panic!("{windows}: {mismatch}\nconfig: {config:?}\nops: {ops:?}"),
+            Err(mismatch) => panic!(
+                "{windows}: {mismatch}\nconfig: {config:?}\nlayout: {layout:?}\nops: {ops:?}"
+            ),
         }
     }
 }
@@ -78,14 +81,21 @@ pub fn fuzz_configuration(data: &[u8]) {
     match (built, settings.expected()) {
         (Ok(breaker), Ok(model)) => {
             assert!(breaker.memory_footprint() > 0);
-            // The same settings again, now through the differential harness, with the ops.
-            let differential = if settings.per_thread_windows {
-                run_differential_per_thread
-            } else {
-                run_differential
+            // The same settings again, now through the differential harness, with the ops;
+            // inputs of odd length on the stripe that threads without one share.
+            let layout = Layout {
+                stripes: settings.stripes,
+                failure_records: settings.failure_records,
+                per_thread_windows: settings.per_thread_windows,
+                count_successes: true,
+                shared_stripe: data.len() % 2 == 1,
             };
-            if let Err(mismatch) = differential(&model, &ops) {
-                panic!("{mismatch}\nsettings: {settings:?}\nops: {ops:?}");
+            match run_differential_laid_out(&model, layout, &ops) {
+                Ok(true) => {}
+                Ok(false) => {
+                    panic!("the harness's builder refused what this one built: {settings:?}")
+                }
+                Err(mismatch) => panic!("{mismatch}\nsettings: {settings:?}\nops: {ops:?}"),
             }
         }
         (Err(error), Err(field)) => {
