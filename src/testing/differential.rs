@@ -5,6 +5,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use super::hung_bounds;
 use super::model::{ModelConfig, ModelPermit, ReferenceModel};
 use crate::{Breaker, ManualClock, Outcome, Permit};
 
@@ -239,9 +240,15 @@ fn run_on(
         .and_then(|records| u32::try_from(records).ok())
         .unwrap_or_else(|| failure_records_by_default(model_config));
     let mut held: Vec<(Permit<'_, ManualClock>, ModelPermit)> = Vec::new();
+    let mut hung_so_far = 0;
     for (step, &op) in ops.iter().enumerate() {
         let now = clock.now_nanos_for_model();
         let mismatch = |what: String| Mismatch { step, op, what };
+        let in_buckets = hung_bounds::calls_in_buckets(&model, held.iter().map(|(_, p)| p));
+        // A timed call admitted while closed sweeps every bucket that is due first.
+        let sweeps = matches!(op, Op::Acquire | Op::Call(_))
+            && model.state(now) == crate::State::Closed
+            && in_force.slow_call.is_some();
         match op {
             Op::Acquire => match (breaker.try_acquire(), model.acquire(now)) {
                 (Ok(permit), Ok(model_permit)) => {
@@ -350,13 +357,23 @@ fn run_on(
                 }
             }
         }
-        compare(
+        let hung = compare(
             &breaker,
             &model,
             clock.now_nanos_for_model(),
             successes_counted,
         )
+        .map_err(mismatch)?
+        .hung_calls;
+        hung_bounds::check(
+            &in_buckets,
+            hung - hung_so_far,
+            now,
+            in_force.slow_call,
+            sweeps,
+        )
         .map_err(mismatch)?;
+        hung_so_far = hung;
         compare_transitions(&told.lock().unwrap(), model.transitions()).map_err(mismatch)?;
     }
     Ok(true)
@@ -421,12 +438,14 @@ fn compare_transitions(
     }
 }
 
+/// Whether the breaker's metrics and state agree with the model's at `now`; the metrics if
+/// they do.
 fn compare(
     breaker: &Breaker<ManualClock>,
     model: &ReferenceModel,
     now: u64,
     successes_counted: bool,
-) -> Result<(), String> {
+) -> Result<crate::Metrics, String> {
     let metrics = breaker.metrics();
     let mut counts = model.counts;
     if !successes_counted {
@@ -486,7 +505,7 @@ fn compare(
             model.state(now)
         ));
     }
-    Ok(())
+    Ok(metrics)
 }
 
 impl ManualClock {

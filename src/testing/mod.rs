@@ -6,6 +6,7 @@
 mod config_text;
 mod differential;
 mod fuzz;
+mod hung_bounds;
 mod model;
 mod transitions;
 

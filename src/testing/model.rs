@@ -84,9 +84,22 @@ pub struct ModelPermit {
     generation: u32,
     kind: Kind,
     issued_nanos: u64,
-    /// Issued under a slow-call limit: the limit in force when it ends judges it. A permit
-    /// issued without one is judged by its verdict alone, whatever limit comes in meanwhile.
-    timed: bool,
+    /// The slow-call limit in force when it was issued. Issued under one, the limit in force
+    /// when it ends judges it; issued without one, its verdict alone does, whatever limit
+    /// comes in meanwhile.
+    issued_under: Option<Duration>,
+}
+
+impl ModelPermit {
+    /// When it was issued, in nanoseconds of the clock.
+    pub fn issued_nanos(&self) -> u64 {
+        self.issued_nanos
+    }
+
+    /// The slow-call limit in force when it was issued, if any.
+    pub fn issued_under(&self) -> Option<Duration> {
+        self.issued_under
+    }
 }
 
 /// A bucket of timed closed calls, as the breaker's ring holds it (`calls_out.rs`): it keeps
@@ -250,7 +263,7 @@ impl ReferenceModel {
         if let Some(limit) = self.config.slow_call {
             moments.extend(
                 held.into_iter()
-                    .filter(|permit| permit.timed)
+                    .filter(|permit| permit.issued_under.is_some())
                     .map(|permit| permit.issued_nanos.saturating_add(nanos(limit))),
             );
         }
@@ -264,13 +277,13 @@ impl ReferenceModel {
     pub fn acquire(&mut self, now_nanos: u64) -> Result<ModelPermit, State> {
         let id = self.next_id;
         self.next_id += 1;
-        let timed = self.config.slow_call.is_some();
+        let issued_under = self.config.slow_call;
         let permit = |generation, kind| ModelPermit {
             id,
             generation,
             kind,
             issued_nanos: now_nanos,
-            timed,
+            issued_under,
         };
         match self.phase {
             Phase::Closed => match self.config.slow_call {
@@ -521,7 +534,7 @@ impl ReferenceModel {
             return;
         }
         // Judged by the limit in force now, if it was issued under one.
-        let slow = permit.timed
+        let slow = permit.issued_under.is_some()
             && self.config.slow_call.is_some_and(|limit| {
                 now_nanos.saturating_sub(permit.issued_nanos)
                     > crate::clock::saturating_nanos(limit)
@@ -717,6 +730,15 @@ impl ReferenceModel {
         }
         let failures = self.window.iter().filter(|&&f| f).count() as u32;
         (failures, self.window.len() as u32, self.run)
+    }
+
+    /// Whether `permit`'s call is out in a bucket of the current generation, for a sweep to
+    /// judge if it hangs: a closed call entered when it was issued (there was a free place),
+    /// not yet ended nor taken by a sweep.
+    pub fn is_in_a_bucket(&self, permit: &ModelPermit) -> bool {
+        self.buckets
+            .iter()
+            .any(|bucket| bucket.generation == self.generation && bucket.calls.contains(&permit.id))
     }
 
     /// Probes out while half-open.
