@@ -381,7 +381,10 @@ fn run_on(
 
 /// [`Breaker::reconfigure`] to `next`, with what a reconfiguration cannot change as the
 /// breaker was built.
-fn reconfigure(breaker: &Breaker<ManualClock>, next: &ModelConfig) -> Result<(), String> {
+pub(super) fn reconfigure(
+    breaker: &Breaker<ManualClock>,
+    next: &ModelConfig,
+) -> Result<(), String> {
     let mut config = next
         .builder()
         .to_config()
@@ -581,7 +584,7 @@ fn varied(config: &ModelConfig, pick: u8, records: u32) -> ModelConfig {
 /// value (`pick / 8`) sets the slow-call limit or the probe timeout (off, a few microseconds
 /// with or without half of one, or, for the limit, longer than nanoseconds can count), or
 /// one of [`varied`]'s other settings.
-fn varied_beside_the_rules(config: &ModelConfig, pick: u8) -> ModelConfig {
+pub(super) fn varied_beside_the_rules(config: &ModelConfig, pick: u8) -> ModelConfig {
     let value = u64::from(pick >> 3);
     let short = || Duration::from_nanos((value / 4 + 1) * 1_000 + value % 2 * 500);
     let mut next = *config;

@@ -6,8 +6,8 @@
 //! [`Unstructured`] does), so every byte string is a valid input and the fuzzer spends no time
 //! on rejected ones.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Mutex, mpsc};
 use std::time::Duration;
 
 use arbitrary::{Result as DecodeResult, Unstructured};
@@ -139,13 +139,14 @@ pub fn fuzz_two_threads(data: &[u8]) {
         .clock(clock.clone())
         .build()
         .expect("configuration in range");
-    let tally = Tally::default();
+    let tally = Tally::new(config);
     std::thread::scope(|scope| {
         for ops in &lists {
             let (breaker, clock, tally) = (&breaker, &clock, &tally);
-            scope.spawn(move || run_thread(breaker, clock, &config, ops, tally));
+            scope.spawn(move || run_thread(breaker, clock, ops, tally));
         }
     });
+    let seen = *tally.configs.lock().unwrap();
 
     let metrics = breaker.metrics();
     let granted = |n: usize| tally.granted[n].load(Ordering::Relaxed);
@@ -157,7 +158,7 @@ pub fn fuzz_two_threads(data: &[u8]) {
         "{metrics:?}"
     );
     assert!(
-        config.slow_call.is_some() || metrics.slow_calls == 0,
+        seen.any_slow_call_limit || metrics.slow_calls == 0,
         "slow calls without a limit: {metrics:?}"
     );
     let ended = [
@@ -173,7 +174,7 @@ pub fn fuzz_two_threads(data: &[u8]) {
         (0..4).map(granted).sum::<u64>(),
         "every permit ends in exactly one counter: {metrics:?}"
     );
-    if metrics.hung_calls == 0 && config.slow_call.is_none() {
+    if metrics.hung_calls == 0 && !seen.any_slow_call_limit {
         assert_eq!(
             ended,
             [granted(0), granted(1), granted(2), granted(3)],
@@ -225,11 +226,10 @@ pub fn fuzz_two_threads(data: &[u8]) {
     // Not stuck: with every permit ended and the open period over, a call gets through. (The
     // end of an open period is kept in whole microseconds, rounded up: hence the extra one.
     // An opening from `OpenFor`, or one backed off after failed probes, may be longer than
-    // the configured one.)
-    let longest_opening = config
-        .open_duration
-        .max(Duration::from_micros(u64::from(LONGEST_OPEN_FOR)))
-        .max(config.open_backoff.map_or(Duration::ZERO, |(_, max)| max));
+    // the configured one, and a reconfiguration may have lengthened it.)
+    let longest_opening = seen
+        .longest_opening
+        .max(Duration::from_micros(u64::from(LONGEST_OPEN_FOR)));
     clock.advance(longest_opening + Duration::from_micros(1));
     if !matches!(state, State::ForcedOpen) {
         assert!(
@@ -240,20 +240,70 @@ pub fn fuzz_two_threads(data: &[u8]) {
 }
 
 /// What the two threads of [`fuzz_two_threads`] were granted, by how the permit ended
-/// (success, failure, ignore, release), and how often they were rejected.
-#[derive(Default)]
+/// (success, failure, ignore, release), how often they were rejected, and the configurations
+/// they put in force.
 struct Tally {
     granted: [AtomicU64; 4],
     rejected: AtomicU64,
+    /// The most probes any configuration in force allowed, raised before a reconfiguration
+    /// applies, so that a thread that finds more probes out than that has found a bug
+    /// (`SeqCst`: a test's bookkeeping, ordered with the breaker's own atomics).
+    most_probes: AtomicU32,
+    configs: Mutex<ConfigsSeen>,
 }
 
-fn run_thread(
-    breaker: &Breaker<ManualClock>,
-    clock: &ManualClock,
-    config: &ModelConfig,
-    ops: &[Op],
-    tally: &Tally,
-) {
+/// The configurations a run of [`fuzz_two_threads`] put in force: the one in force now, and
+/// what the checks after the run need of all of them.
+#[derive(Debug, Clone, Copy)]
+struct ConfigsSeen {
+    in_force: ModelConfig,
+    any_slow_call_limit: bool,
+    /// The longest open period one of them can open for, backed off or not.
+    longest_opening: Duration,
+}
+
+impl ConfigsSeen {
+    fn seeing(mut self, config: ModelConfig) -> Self {
+        self.in_force = config;
+        self.any_slow_call_limit |= config.slow_call.is_some();
+        self.longest_opening = self
+            .longest_opening
+            .max(config.open_duration)
+            .max(config.open_backoff.map_or(Duration::ZERO, |(_, max)| max));
+        self
+    }
+}
+
+impl Tally {
+    fn new(config: ModelConfig) -> Self {
+        let none = ConfigsSeen {
+            in_force: config,
+            any_slow_call_limit: false,
+            longest_opening: Duration::ZERO,
+        };
+        Tally {
+            granted: Default::default(),
+            rejected: AtomicU64::new(0),
+            most_probes: AtomicU32::new(config.half_open_probes),
+            configs: Mutex::new(none.seeing(config)),
+        }
+    }
+
+    /// Puts in force on `breaker` the variation of the configuration in force that `pick`
+    /// chooses beside the rules ([`Op::Reconfigure`]), racing the other thread's calls.
+    fn reconfigure(&self, breaker: &Breaker<ManualClock>, pick: u8) {
+        let mut seen = self.configs.lock().unwrap();
+        let next = super::differential::varied_beside_the_rules(&seen.in_force, pick);
+        self.most_probes
+            .fetch_max(next.half_open_probes, Ordering::SeqCst);
+        *seen = seen.seeing(next);
+        if let Err(refused) = super::differential::reconfigure(breaker, &next) {
+            panic!("{refused}");
+        }
+    }
+}
+
+fn run_thread(breaker: &Breaker<ManualClock>, clock: &ManualClock, ops: &[Op], tally: &Tally) {
     let end = |permit: Permit<'_, ManualClock>, how: usize| {
         match how {
             0 => permit.success(),
@@ -269,11 +319,8 @@ fn run_thread(
             Op::Acquire => match breaker.try_acquire() {
                 Ok(permit) => {
                     let out = breaker.metrics().probes_out;
-                    assert!(
-                        out <= config.half_open_probes,
-                        "{out} probes out, {} allowed",
-                        config.half_open_probes
-                    );
+                    let allowed = tally.most_probes.load(Ordering::SeqCst);
+                    assert!(out <= allowed, "{out} probes out, {allowed} allowed");
                     held.push(permit);
                 }
                 Err(_) => {
@@ -309,11 +356,7 @@ fn run_thread(
                     .expect("the configuration in force is valid");
                 breaker.reset();
             }
-            Op::Reconfigure(_) => {
-                breaker
-                    .reconfigure(breaker.config())
-                    .expect("the configuration in force is valid");
-            }
+            Op::Reconfigure(pick) => tally.reconfigure(breaker, pick),
             Op::ForceOpen => breaker.force_open(),
             Op::ForceClosed => breaker.force_closed(),
             Op::Reset => breaker.reset(),
