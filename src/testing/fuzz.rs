@@ -24,7 +24,7 @@ use crate::{
 const MAX_OPS: usize = 400;
 
 /// A breaker and the reference model, on one configuration and one operation sequence, must
-/// decide alike at every step ([`run_differential`]).
+/// decide alike at every step ([`run_differential_laid_out`]).
 ///
 /// The configuration is decoded within the builder's ranges (small windows and durations,
 /// where the interesting transitions are close together); `fuzz_configuration` covers the
