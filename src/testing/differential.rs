@@ -46,8 +46,9 @@ pub enum Op {
     ReconfigureAndReset(u8),
     /// [`Breaker::reconfigure`] of a live breaker, with permits out, to a variation that this
     /// number picks of a setting other than the rules: the slow-call limit (on, off, changed,
-    /// or too long to count), the probe timeout, the open period, the probe settings or the
-    /// back-off. No reset: the calls out are judged across it.
+    /// or too long to count), the probe timeout, success counting (switched), the open
+    /// period, the probe settings or the back-off. No reset: the calls out are judged across
+    /// it.
     Reconfigure(u8),
 }
 
@@ -216,7 +217,8 @@ pub fn run_differential_laid_out(
 
 /// Runs `ops` on the breaker `builder` builds (on a manual clock, with a listener) and on a
 /// model of `model_config`, comparing after every step; the breaker counts its successes if
-/// `successes_counted`, and keeps `failure_records` if they were set.
+/// `successes_counted` (until an [`Op::Reconfigure`] switches that), and keeps
+/// `failure_records` if they were set.
 fn run_on(
     builder: crate::Builder,
     model_config: &ModelConfig,
@@ -235,6 +237,7 @@ fn run_on(
         return Ok(false);
     };
     let mut model = ReferenceModel::new(*model_config);
+    model.set_counting(successes_counted);
     let mut in_force = *model_config;
     let records = failure_records
         .and_then(|records| u32::try_from(records).ok())
@@ -337,15 +340,19 @@ fn run_on(
             }
             Op::ReconfigureAndReset(pick) => {
                 let next = varied(&in_force, pick, records);
-                reconfigure(&breaker, &next).map_err(mismatch)?;
+                reconfigure(&breaker, &next, false).map_err(mismatch)?;
                 breaker.reset();
                 model.reconfigure_and_reset(next);
                 in_force = next;
             }
             Op::Reconfigure(pick) => {
                 let next = varied_beside_the_rules(&in_force, pick);
-                reconfigure(&breaker, &next).map_err(mismatch)?;
+                let switch_counting = switches_success_counts(pick);
+                reconfigure(&breaker, &next, switch_counting).map_err(mismatch)?;
                 model.reconfigure(next);
+                if switch_counting {
+                    model.set_counting(!model.counting());
+                }
                 in_force = next;
             }
             Op::EndOpenPeriod => {
@@ -357,14 +364,9 @@ fn run_on(
                 }
             }
         }
-        let hung = compare(
-            &breaker,
-            &model,
-            clock.now_nanos_for_model(),
-            successes_counted,
-        )
-        .map_err(mismatch)?
-        .hung_calls;
+        let hung = compare(&breaker, &model, clock.now_nanos_for_model())
+            .map_err(mismatch)?
+            .hung_calls;
         hung_bounds::check(
             &in_buckets,
             hung - hung_so_far,
@@ -380,10 +382,11 @@ fn run_on(
 }
 
 /// [`Breaker::reconfigure`] to `next`, with what a reconfiguration cannot change as the
-/// breaker was built.
+/// breaker was built, and success counting as it is (switched if `switch_counting`).
 pub(super) fn reconfigure(
     breaker: &Breaker<ManualClock>,
     next: &ModelConfig,
+    switch_counting: bool,
 ) -> Result<(), String> {
     let mut config = next
         .builder()
@@ -393,7 +396,7 @@ pub(super) fn reconfigure(
     config.stripes = built.stripes;
     config.failure_records = built.failure_records;
     config.per_thread_windows = built.per_thread_windows;
-    config.count_successes = built.count_successes;
+    config.count_successes = built.count_successes != switch_counting;
     breaker
         .reconfigure(config)
         .map_err(|error| format!("reconfigure to {next:?} refused: {error}"))
@@ -447,17 +450,17 @@ fn compare(
     breaker: &Breaker<ManualClock>,
     model: &ReferenceModel,
     now: u64,
-    successes_counted: bool,
 ) -> Result<crate::Metrics, String> {
     let metrics = breaker.metrics();
     let mut counts = model.counts;
-    if !successes_counted {
-        if metrics.successes.is_some() {
-            return Err(format!(
-                "successes {:?} from a breaker that does not count them",
-                metrics.successes
-            ));
-        }
+    if metrics.successes.is_some() != model.counting() {
+        return Err(format!(
+            "successes {:?} from a breaker that counts them: {}",
+            metrics.successes,
+            model.counting()
+        ));
+    }
+    if !model.counting() {
         counts.successes = u64::MAX;
     }
     let (failures, calls, run) = model.window();
@@ -583,7 +586,8 @@ fn varied(config: &ModelConfig, pick: u8, records: u32) -> ModelConfig {
 /// A variation of `config` beside its rules that `pick` chooses, for [`Op::Reconfigure`]: its
 /// value (`pick / 8`) sets the slow-call limit or the probe timeout (off, a few microseconds
 /// with or without half of one, or, for the limit, longer than nanoseconds can count), or
-/// one of [`varied`]'s other settings.
+/// one of [`varied`]'s other settings; or nothing, when the pick switches success counting
+/// instead ([`switches_success_counts`]).
 pub(super) fn varied_beside_the_rules(config: &ModelConfig, pick: u8) -> ModelConfig {
     let value = u64::from(pick >> 3);
     let short = || Duration::from_nanos((value / 4 + 1) * 1_000 + value % 2 * 500);
@@ -596,10 +600,19 @@ pub(super) fn varied_beside_the_rules(config: &ModelConfig, pick: u8) -> ModelCo
                 _ => Some(short()),
             };
         }
-        2 | 3 => next.probe_timeout = (value % 4 != 0).then(short),
+        2 => next.probe_timeout = (value % 4 != 0).then(short),
+        // Success counting is switched, not a setting of `ModelConfig`: see
+        // `switches_success_counts`.
+        3 => {}
         other => next = varied(config, pick & !7 | other, 0),
     }
     next
+}
+
+/// Whether [`Op::Reconfigure`]`(pick)` switches success counting on or off (and changes
+/// nothing else).
+pub(super) fn switches_success_counts(pick: u8) -> bool {
+    pick & 7 == 3
 }
 
 /// The breaker time (nanoseconds since the breaker was built) from which its time words no

@@ -297,7 +297,7 @@ impl Tally {
         self.most_probes
             .fetch_max(next.half_open_probes, Ordering::SeqCst);
         *seen = seen.seeing(next);
-        if let Err(refused) = super::differential::reconfigure(breaker, &next) {
+        if let Err(refused) = super::differential::reconfigure(breaker, &next, false) {
             panic!("{refused}");
         }
     }

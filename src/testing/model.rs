@@ -88,6 +88,9 @@ pub struct ModelPermit {
     /// when it ends judges it; issued without one, its verdict alone does, whatever limit
     /// comes in meanwhile.
     issued_under: Option<Duration>,
+    /// Issued while successes were counted: its success counts in
+    /// [`ModelCounts::successes`], whenever it ends.
+    counted: bool,
 }
 
 impl ModelPermit {
@@ -163,6 +166,9 @@ pub struct ReferenceModel {
     next_id: u64,
     /// Buckets of timed closed calls, each in a place of the thread's ring.
     buckets: Vec<Bucket>,
+    /// Whether successes are counted ([`Builder::count_successes`](crate::Builder::count_successes)):
+    /// of the permits issued from now on.
+    counting: bool,
     /// Calls a sweep took (judged slow, or released with their generation): their own end
     /// records nothing.
     swept: Vec<u64>,
@@ -179,6 +185,7 @@ pub struct ReferenceModel {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[allow(missing_docs)]
 pub struct ModelCounts {
+    /// Successes of permits issued while successes were counted.
     pub successes: u64,
     pub failures: u64,
     pub ignored: u64,
@@ -203,6 +210,7 @@ impl ReferenceModel {
             run: 0,
             reopenings: 0,
             next_id: 0,
+            counting: true,
             buckets: Vec::new(),
             swept: Vec::new(),
             calls_out_due: u64::MAX,
@@ -277,13 +285,14 @@ impl ReferenceModel {
     pub fn acquire(&mut self, now_nanos: u64) -> Result<ModelPermit, State> {
         let id = self.next_id;
         self.next_id += 1;
-        let issued_under = self.config.slow_call;
+        let (issued_under, counted) = (self.config.slow_call, self.counting);
         let permit = |generation, kind| ModelPermit {
             id,
             generation,
             kind,
             issued_nanos: now_nanos,
             issued_under,
+            counted,
         };
         match self.phase {
             Phase::Closed => match self.config.slow_call {
@@ -546,7 +555,7 @@ impl ReferenceModel {
             outcome
         };
         match outcome {
-            Outcome::Success => self.counts.successes += 1,
+            Outcome::Success => self.counts.successes += u64::from(permit.counted),
             Outcome::Failure => self.counts.failures += 1,
             Outcome::Ignore => self.counts.ignored += 1,
         }
@@ -716,6 +725,21 @@ impl ReferenceModel {
         // follow a new one.
         self.calls_out_due = 0;
         self.reset();
+    }
+
+    /// Counts successes, or stops, from the next permit on: [`Breaker::reconfigure`] with
+    /// `count_successes` (or the breaker built so). The successes of permits issued while
+    /// counting are counted whenever they end, and the count goes on from where it stopped.
+    ///
+    /// [`Breaker::reconfigure`]: crate::Breaker::reconfigure
+    pub fn set_counting(&mut self, on: bool) {
+        self.counting = on;
+    }
+
+    /// Whether successes are counted, as [`Metrics::successes`](crate::Metrics::successes)
+    /// reports them: `None` while not.
+    pub fn counting(&self) -> bool {
+        self.counting
     }
 
     /// [`Breaker::reset`](crate::Breaker::reset).
