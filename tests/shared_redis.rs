@@ -555,12 +555,42 @@ fn an_opening_replaces_one_published_far_ahead_even_if_that_one_ends_later() {
     assert_eq!(millis(kept.until), millis(honest.until), "{kept:?}");
 }
 
-/// Sends one command to the server as text, and reads (and drops) its reply.
-fn send(server: &Server, command: &str) {
+/// Sends one command to the server as text, and returns the start of its reply.
+fn send(server: &Server, command: &str) -> String {
     let mut raw = TcpStream::connect(&server.address).unwrap();
     raw.write_all(command.as_bytes()).unwrap();
     let mut reply = [0u8; 64];
-    let _ = raw.read(&mut reply).unwrap();
+    let read = raw.read(&mut reply).unwrap();
+    String::from_utf8_lossy(&reply[..read]).trim().to_string()
+}
+
+#[test]
+fn a_recovery_is_kept_as_long_as_the_opening_it_answers() {
+    let Some(server) = start_server(&[]) else {
+        return;
+    };
+    // The longest opening a breaker makes is kept until its deadline, a year on. The recovery
+    // that answers it must be kept as long: once it is gone, an instance that starts late
+    // applies the answered opening, and a new opening that ends sooner gives way to it.
+    let mut store = RedisStore::new(&server.address);
+    let now = SystemTime::now();
+    let longest = Opening::new(now + hotbreaker::MAX_OPEN_DURATION, now);
+    store.publish("db", longest).unwrap();
+    store
+        .publish_recovery("db", now + Duration::from_millis(1))
+        .unwrap();
+    let millis_left = |key: &str| -> i64 {
+        let reply = send(&server, &format!("PTTL {key}\r\n"));
+        reply.trim_start_matches(':').parse().unwrap()
+    };
+    let (opening_left, recovery_left) = (
+        millis_left("hotbreaker:open:db"),
+        millis_left("hotbreaker:recovered:db"),
+    );
+    assert!(
+        recovery_left >= opening_left,
+        "the recovery goes in {recovery_left} ms, the opening it answers in {opening_left} ms"
+    );
 }
 
 #[test]

@@ -194,8 +194,12 @@ pub trait OpeningStore: Send {
         Ok(())
     }
 
-    /// The latest recovery recorded for `name`, if any. Implementations may forget one after
-    /// a day.
+    /// The latest recovery recorded for `name`, if any. Implementations may forget one once no
+    /// opening it answers can still be kept: an opening lasts up to
+    /// [`MAX_OPEN_DURATION`](crate::MAX_OPEN_DURATION) after it was published, so a year and
+    /// a day after the recovery is safe. Forgotten sooner, the opening it answered reads as
+    /// unanswered again: an instance that starts then applies it, and a new opening that ends
+    /// sooner gives way to it.
     ///
     /// The default has none (see [`publish_recovery`](OpeningStore::publish_recovery)).
     ///

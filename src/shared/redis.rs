@@ -93,8 +93,12 @@ const MILLIS_DIGITS: usize = 15;
 /// after it was published.
 const WINDOWS_KEPT: Duration = Duration::from_secs(24 * 3600);
 
-/// How long Redis keeps a recovery: a follower needs it for one polling interval at most.
-const RECOVERY_KEPT: Duration = Duration::from_secs(24 * 3600);
+/// How long Redis keeps a recovery: as long as any opening it answers, which is kept until its
+/// deadline, up to the longest open period after it was published, and a day for clocks that
+/// disagree. The opening script and late followers read it for that long: once it is gone,
+/// the opening it answered reads as not answered again, so a follower that starts then
+/// applies it, and a new opening that ends sooner gives way to it. One small key per name.
+const RECOVERY_KEPT: Duration = Duration::from_secs(crate::MAX_OPEN_DURATION.as_secs() + 24 * 3600);
 
 /// The longest reply line or bulk string read: a deadline is a few digits, and a garbled
 /// length must not make the client allocate gigabytes.
@@ -106,7 +110,8 @@ const LONGEST_REPLY: usize = 64 * 1024;
 /// reading and replaced by the next opening published), each expiring when its deadline
 /// passes; and
 /// the latest recovery per name (`hotbreaker:recovered:NAME` unless
-/// [`recovery_key_prefix`](RedisStore::recovery_key_prefix) says otherwise), kept for a day;
+/// [`recovery_key_prefix`](RedisStore::recovery_key_prefix) says otherwise), kept a day longer
+/// than the longest opening (a year and two days);
 /// and each instance's latest window per name, in one hash per name
 /// (`hotbreaker:windows:NAME` unless [`windows_key_prefix`](RedisStore::windows_key_prefix)
 /// says otherwise, one field per instance: `failures calls unix_millis`), each kept for a day
