@@ -1106,3 +1106,125 @@ fn a_listener_that_panics_at_an_applied_opening_leaves_the_polling_thread_runnin
         "a listener's panic ended the polling thread"
     );
 }
+
+#[test]
+fn a_recovery_far_ahead_does_not_end_an_applied_opening_at_a_later_poll() {
+    let mut store = MemoryStore::new();
+    let (a, b) = (instance(), instance());
+    let mut follows_b = waiting_follower(&store, &b);
+    trip(&a);
+    follower(&store, &a).poll();
+    assert_eq!(follows_b.poll().opened, 1);
+    next_millisecond();
+    // From a clock an hour ahead: no instance can have recovered then, at this poll or later.
+    store
+        .publish_recovery("db", SystemTime::now() + Duration::from_secs(3600))
+        .unwrap();
+    for _ in 0..2 {
+        let report = follows_b.poll();
+        assert_eq!(report.ended, 0, "{report:?}");
+        assert_eq!(b.breaker.state(), State::Open);
+    }
+}
+
+#[test]
+fn tripping_together_after_a_recovery_is_still_one_failure() {
+    // As `two_instances_tripping_together_do_not_reopen_each_other`, after a recovery: the
+    // follower forgets that it had closed since it last published.
+    let store = MemoryStore::new();
+    let (a, b) = (
+        instance(),
+        instance_open_for(OPEN + Duration::from_millis(500)),
+    );
+    let (mut follows_a, mut follows_b) = (follower(&store, &a), follower(&store, &b));
+    trip(&a);
+    assert_eq!(follows_a.poll().published, 1);
+    a.breaker.reset();
+    next_millisecond();
+    assert_eq!(follows_a.poll().recoveries_published, 1);
+    next_millisecond();
+    trip(&a);
+    trip(&b);
+    assert_eq!(follows_a.poll().published, 1);
+    assert_eq!(follows_b.poll().published, 1);
+    // a's period ends; the store keeps b's, half a second later, of the same failure.
+    a.clock.advance(OPEN);
+    let report = follows_a.poll();
+    assert_eq!(report.opened, 0, "{report:?}");
+    assert_eq!(a.breaker.state(), State::HalfOpen);
+}
+
+#[test]
+fn an_opening_from_a_clock_far_ahead_is_applied_once() {
+    let mut store = MemoryStore::new();
+    let ahead = SystemTime::now() + Duration::from_secs(3600);
+    store
+        .publish("db", Opening::new(ahead + OPEN, ahead))
+        .unwrap();
+    let b = instance();
+    let mut follows_b = follower(&store, &b);
+    // Applied for the period its publisher meant, not until a deadline an hour off here.
+    assert_eq!(follows_b.poll().opened, 1);
+    b.clock.advance(OPEN);
+    // Over; the same opening, still in the store, is not applied again.
+    let report = follows_b.poll();
+    assert_eq!(report.opened, 0, "{report:?}");
+    assert_eq!(b.breaker.state(), State::HalfOpen);
+}
+
+/// A store that keeps openings only: the trait's defaults record no recovery.
+#[derive(Clone)]
+struct OpeningsOnly(MemoryStore);
+
+impl OpeningStore for OpeningsOnly {
+    fn publish(&mut self, name: &str, opening: Opening) -> Result<(), StoreError> {
+        self.0.publish(name, opening)
+    }
+
+    fn opening(&mut self, name: &str) -> Result<Option<Opening>, StoreError> {
+        self.0.opening(name)
+    }
+}
+
+#[test]
+fn without_recoveries_an_opening_from_before_the_own_probe_is_not_applied() {
+    let store = OpeningsOnly(MemoryStore::new());
+    let (a, c) = (instance(), instance_open_for(OPEN + Duration::from_secs(5)));
+    let follow = |instance: &Instance| {
+        SharedOpenings::new(store.clone()).follow("db", instance.breaker.clone())
+    };
+    let (mut follows_a, mut follows_c) = (follow(&a), follow(&c));
+    trip(&a);
+    assert_eq!(follows_a.poll().published, 1);
+    next_millisecond();
+    // The same outage, seen by c with a period 5 s longer, published while a is open.
+    trip(&c);
+    assert_eq!(follows_c.poll().published, 1);
+    next_millisecond();
+    assert_eq!(follows_a.poll().opened, 0, "a is in its own period");
+    a.clock.advance(OPEN);
+    probe_succeeds(&a);
+    let report = follows_a.poll();
+    assert_eq!(
+        (report.opened, a.breaker.state()),
+        (0, State::Closed),
+        "{report:?}"
+    );
+}
+
+#[test]
+fn an_opening_longer_than_any_period_is_held_at_most_the_longest() {
+    let mut store = MemoryStore::new();
+    let now = SystemTime::now();
+    let fifty_years = Duration::from_secs(50 * 366 * 24 * 3600);
+    store
+        .publish("db", Opening::new(now + fifty_years, now))
+        .unwrap();
+    let b = instance();
+    let report = waiting_follower(&store, &b).poll();
+    assert_eq!(report.opened, 1, "{report:?}");
+    let left = b.breaker.try_acquire().unwrap_err().retry_after().unwrap();
+    assert!(left <= hotbreaker::MAX_OPEN_DURATION, "{left:?}");
+    b.clock.advance(Duration::from_secs(3600));
+    assert_eq!(b.breaker.state(), State::Open, "still open an hour later");
+}
