@@ -492,6 +492,13 @@ fn stale_windows_and_other_names_do_not_count() {
     store
         .publish_window("cache", &WindowShare::new("other", 10, 10, now))
         .unwrap();
+    // A clock may run ahead of this one, but not by more than the freshness (5 s).
+    store
+        .publish_window(
+            "db",
+            &WindowShare::new("ahead", 10, 10, now + Duration::from_secs(60)),
+        )
+        .unwrap();
     let (breaker, mut follower) = sharing_instance(&store, "a");
     calls(&breaker, &[true, true, false]);
     let report = follower.poll();
@@ -513,7 +520,27 @@ fn stale_windows_and_other_names_do_not_count() {
         (2, 3),
         "the last window a published"
     );
-    assert_eq!(windows.len(), 3, "a, b and gone: {windows:?}");
+    assert_eq!(windows.len(), 4, "a, ahead, b and gone: {windows:?}");
+}
+
+#[test]
+fn windows_do_not_open_a_breaker_that_is_probing() {
+    let mut store = MemoryStore::new();
+    let (breaker, mut follower) = sharing_instance(&store, "a");
+    calls(&breaker, &[true; 10]);
+    assert_eq!(breaker.state(), State::Open);
+    breaker.clock().advance(OPEN);
+    let probe = breaker.try_acquire().unwrap();
+    assert!(probe.is_probe());
+    // Another instance's fresh window meets the rule: the probe, not the windows, decides.
+    store
+        .publish_window("db", &WindowShare::new("b", 10, 10, SystemTime::now()))
+        .unwrap();
+    let report = follower.poll();
+    assert_eq!(report.opened_by_windows, 0, "{report:?}");
+    assert_eq!(breaker.state(), State::HalfOpen);
+    probe.success();
+    assert_eq!(breaker.state(), State::Closed);
 }
 
 #[test]
