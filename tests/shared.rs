@@ -410,6 +410,15 @@ fn an_opening_applied_before_a_registry_renamed_its_breaker_is_not_published() {
     let report = follow_registry.poll();
     assert_eq!((report.opened, report.published), (0, 0), "{report:?}");
     assert_eq!(store.clone().opening("database").unwrap(), None);
+    // Nor is it followed under its old name any more: a's next opening there leaves it alone.
+    b.breaker.reset();
+    a.clock.advance(OPEN);
+    a.breaker.try_acquire().unwrap().failure();
+    next_millisecond();
+    assert_eq!(follow_a.poll().published, 1);
+    let report = follow_registry.poll();
+    assert_eq!((report.opened, report.extended), (0, 0), "{report:?}");
+    assert_eq!(b.breaker.state(), State::Closed);
 }
 
 /// An instance that judges the failure rate over its last 10 calls (all 10 needed), and its
