@@ -611,8 +611,17 @@ fn values_too_long_for_a_time_are_replaced_or_dropped_by_the_next_publish() {
         &server,
         "SET hotbreaker:recovered:db 99999999999999999999\r\n",
     );
+    // A window of more failures than calls, published just now: no window either.
+    send(
+        &server,
+        &format!(
+            "HSET hotbreaker:windows:db liar \"5 2 {}\"\r\n",
+            millis(SystemTime::now())
+        ),
+    );
     let mut store = RedisStore::new(&server.address);
     assert!(store.opening("db").is_err(), "no opening to read");
+    assert!(store.windows("db").is_err(), "no windows to read");
     let opening = opening_for(Duration::from_secs(30));
     store.publish("db", opening).unwrap();
     let kept = store.opening("db").unwrap().expect("the opening published");
