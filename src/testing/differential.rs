@@ -176,7 +176,7 @@ pub fn run_differential_per_thread(config: &ModelConfig, ops: &[Op]) -> Result<b
     run_differential_laid_out(config, layout, ops)
 }
 
-/// Like [`run_differential`], with the breaker built as `layout` says (with successes not
+/// Like [`run_differential`], with the breaker built as `layout` says (while successes are not
 /// counted, [`Metrics::successes`](crate::Metrics::successes) must be `None`). However it is
 /// laid out, on one thread it must decide exactly as the model does.
 ///

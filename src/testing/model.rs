@@ -77,7 +77,7 @@ fn whole_micros(nanos: u64) -> u64 {
 }
 
 /// A permit of the model: the generation it was issued in, whether it is a probe, when it was
-/// issued, and whether a slow-call limit was in force then.
+/// issued, the slow-call limit in force then, and whether successes were counted then.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ModelPermit {
     id: u64,
@@ -166,8 +166,8 @@ pub struct ReferenceModel {
     next_id: u64,
     /// Buckets of timed closed calls, each in a place of the thread's ring.
     buckets: Vec<Bucket>,
-    /// Whether successes are counted ([`Builder::count_successes`](crate::Builder::count_successes)):
-    /// of the permits issued from now on.
+    /// Whether the successes of the permits issued from now on are counted
+    /// ([`Builder::count_successes`](crate::Builder::count_successes)).
     counting: bool,
     /// Calls a sweep took (judged slow, or released with their generation): their own end
     /// records nothing.
