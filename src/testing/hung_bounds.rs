@@ -87,3 +87,57 @@ pub(crate) fn check(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LIMIT: Duration = Duration::from_nanos(1_000);
+
+    fn issued_at(nanos: u64) -> CallInBucket {
+        CallInBucket {
+            issued_nanos: nanos,
+            limit_at_issue: 1_000,
+        }
+    }
+
+    #[test]
+    fn a_call_judged_at_or_before_its_limit_is_early() {
+        let calls = [issued_at(0)];
+        assert!(check(&calls, 1, 1_000, Some(LIMIT), false).is_err());
+        assert!(check(&calls, 1, 1_001, Some(LIMIT), false).is_ok());
+        assert!(check(&calls, 1, 5_000, None, false).is_err(), "no limit");
+        assert!(
+            check(&calls, 2, 5_000, Some(LIMIT), false).is_err(),
+            "one call"
+        );
+    }
+
+    #[test]
+    fn a_call_out_one_and_a_half_limits_must_be_judged_by_a_sweep() {
+        let calls = [issued_at(0)];
+        assert!(check(&calls, 0, 1_499, Some(LIMIT), true).is_ok());
+        assert!(check(&calls, 0, 1_500, Some(LIMIT), true).is_err());
+        assert!(
+            check(&calls, 0, 1_500, Some(LIMIT), false).is_ok(),
+            "no sweep"
+        );
+        assert!(check(&calls, 1, 1_500, Some(LIMIT), true).is_ok());
+        // Under a limit lowered since: the new limit and half the old one.
+        let long = CallInBucket {
+            issued_nanos: 0,
+            limit_at_issue: 4_000,
+        };
+        assert!(check(&[long], 0, 2_999, Some(LIMIT), true).is_ok());
+        assert!(check(&[long], 0, 3_000, Some(LIMIT), true).is_err());
+    }
+
+    #[test]
+    fn a_call_out_past_trust_is_not_required_nor_refused() {
+        let calls = [issued_at(0)];
+        let past = 1_000 * TRUSTED_LIMITS;
+        assert!(check(&calls, 0, past, Some(LIMIT), true).is_ok());
+        // Its own end may take its bucket whatever the limit, even with none.
+        assert!(check(&calls, 1, past + 1, None, false).is_ok());
+    }
+}
