@@ -677,6 +677,79 @@ mod tests {
     }
 
     #[test]
+    fn a_full_bucket_sends_the_next_call_to_a_place_of_its_own() {
+        // 2^17 - 1 calls fill a bucket's count; the next one must not carry into the taken
+        // bit (which would free the place and lose every call in it).
+        let ring = OutRing::default();
+        let first = ring.enter(GEN, 10, LIMIT).unwrap();
+        for _ in 1..COUNT_MASK {
+            assert_eq!(ring.enter(GEN, 10, LIMIT).unwrap().place, first.place);
+        }
+        let next = ring.enter(GEN, 10, LIMIT).unwrap();
+        assert_ne!(next.place, first.place, "a call entered a full bucket");
+        assert_eq!(ring.out(), COUNT_MASK + 1);
+        let mut swept = Swept::empty();
+        ring.sweep(GEN, true, || 2_000, || GEN, LIMIT, &mut swept);
+        assert_eq!(swept.hung, COUNT_MASK + 1, "calls out lost");
+    }
+
+    #[test]
+    fn a_bucket_at_most_ahead_buckets_ahead_of_the_sweeps_clock_is_read_as_ahead() {
+        // The sweep's clock may be behind the issuing core's: a bucket exactly
+        // `ahead_buckets` after the sweep's own is that bucket, not one of 2^19 widths ago.
+        let ring = OutRing::default();
+        let issued = 1u64 << 40;
+        ring.enter(GEN, issued, LIMIT).unwrap();
+        let word = ring
+            .places
+            .iter()
+            .map(|w| w.load(Ordering::Relaxed))
+            .find(|w| w & TAKEN == 0)
+            .unwrap();
+        let end = (issued >> 8 << 8) + 256;
+        let behind_by = ahead_buckets(8) * 256;
+        assert_eq!(end_time(word, issued - behind_by), end, "read as long ago");
+        let mut swept = Swept::empty();
+        ring.sweep(GEN, true, || issued - behind_by, || GEN, LIMIT, &mut swept);
+        assert_eq!(swept.hung, 0, "a call just issued judged hung");
+    }
+
+    #[test]
+    fn an_empty_bucket_is_freed_by_a_sweep_at_the_very_end_of_its_stretch() {
+        let ring = OutRing::default();
+        let entered = ring.enter(GEN, 100, LIMIT).unwrap(); // [0, 256)
+        assert_eq!(ring.leave(entered, GEN, 100, 100), Left::Counted);
+        let mut swept = Swept::empty();
+        ring.sweep(GEN, true, || 256, || GEN, LIMIT, &mut swept);
+        assert_eq!(
+            swept.next_due,
+            u64::MAX,
+            "its stretch is over: nothing is due"
+        );
+        assert!(
+            ring.places
+                .iter()
+                .all(|w| w.load(Ordering::Relaxed) & TAKEN != 0),
+            "an empty bucket whose stretch is over kept its place"
+        );
+    }
+
+    #[test]
+    fn a_call_out_too_long_frees_its_place_when_it_takes_it() {
+        let ring = OutRing::default();
+        let long = ring.enter(GEN, 0, LIMIT).unwrap();
+        let now = LONG_OUT_WIDTHS << 8;
+        assert_eq!(ring.leave(long, GEN, 0, now), Left::OutTooLong);
+        assert_eq!(ring.take_place(long, GEN, 0), 1);
+        assert!(
+            ring.places
+                .iter()
+                .all(|w| w.load(Ordering::Relaxed) & TAKEN != 0),
+            "the place it took is still held"
+        );
+    }
+
+    #[test]
     fn a_ticket_gives_back_its_entry() {
         let entered = Entered {
             place: 7,

@@ -346,3 +346,42 @@ fn the_call_that_reopens_is_told_what_is_left_of_the_period_as_kept() {
         "the next rejection, at the same time, says the same"
     );
 }
+
+/// A call finds the one probe overdue and decides to open the breaker again; before its
+/// compare-and-swap (between its two clock readings), the probe ends in success and closes
+/// the breaker. The decision was made on a half-open word that is gone: the call must not
+/// open the now-closed breaker.
+#[test]
+fn a_decision_to_reopen_made_on_a_half_open_word_since_closed_opens_nothing() {
+    let clock = HookClock::default();
+    let transitions = Arc::new(Mutex::new(Vec::new()));
+    let seen = transitions.clone();
+    let breaker = Arc::new(
+        Breaker::builder()
+            .consecutive_failures(1)
+            .half_open_probes(1)
+            .open_duration(Duration::from_secs(10))
+            .probe_timeout(Duration::from_secs(1))
+            .on_transition(move |t| seen.lock().unwrap().push(*t))
+            .clock(clock.clone())
+            .build()
+            .unwrap(),
+    );
+    breaker.try_acquire().unwrap().failure(); // open until 10 s
+    clock.set(Duration::from_secs(10));
+    let probe = breaker.try_acquire_owned().unwrap(); // half-open, admitted at 10 s
+    assert!(probe.is_probe());
+    clock.set(Duration::from_secs(12)); // the probe is overdue
+    clock.arm(2, move || probe.success()); // ...and ends well, closing the breaker
+    let rejected = breaker
+        .try_acquire()
+        .expect_err("the probe place was taken");
+    assert_eq!(rejected.state(), State::HalfOpen, "as the call found it");
+    let m = breaker.metrics();
+    assert_eq!(
+        (m.state, m.openings),
+        (State::Closed, 1),
+        "opened a closed breaker for probes that timed out: {:?}",
+        transitions.lock().unwrap()
+    );
+}
