@@ -340,10 +340,13 @@ fn exports_at_once_count_each_call_once() {
 
 /// Removes a registry's "users" while an export of it is under way: at the first counter the
 /// export registers.
+/// Removes "users" from the registry at the first counter an export registers, and, if
+/// `then_insert_open`, puts a new breaker under the name and opens it.
 struct RemovingRecorder {
     inner: TestRecorder,
     registry: Arc<Registry<ManualClock>>,
     removed: std::sync::atomic::AtomicBool,
+    then_insert_open: bool,
 }
 
 impl Recorder for RemovingRecorder {
@@ -354,6 +357,9 @@ impl Recorder for RemovingRecorder {
     fn register_counter(&self, key: &Key, metadata: &Metadata<'_>) -> Counter {
         if !self.removed.swap(true, Ordering::Relaxed) {
             self.registry.remove("users");
+            if self.then_insert_open {
+                users_in(&self.registry).try_acquire().unwrap().failure();
+            }
         }
         self.inner.register_counter(key, metadata)
     }
@@ -377,10 +383,35 @@ fn a_breaker_removed_while_it_is_exported_is_not_left_reported_open() {
         inner: TestRecorder::default(),
         registry: Arc::clone(&registry),
         removed: Default::default(),
+        then_insert_open: false,
     };
     with_local_recorder(&recorder, || registry.export_metrics());
     assert!(registry.get("users").is_none());
     assert_eq!(recorder.inner.gauge(&state("users", "open")), Some(0.0));
+}
+
+#[test]
+fn a_breaker_replaced_while_it_is_exported_is_exported_in_its_place() {
+    let registry = Arc::new(Registry::<ManualClock>::default());
+    let first = users_in(&registry);
+    assert_eq!(first.state(), hotbreaker::State::Closed);
+    let recorder = RemovingRecorder {
+        inner: TestRecorder::default(),
+        registry: Arc::clone(&registry),
+        removed: Default::default(),
+        then_insert_open: true,
+    };
+    with_local_recorder(&recorder, || registry.export_metrics());
+    let now = registry.get("users").unwrap();
+    assert!(!Arc::ptr_eq(&now, &first));
+    assert_eq!(now.state(), hotbreaker::State::Open);
+    let gauge = |name: &str| recorder.inner.gauge(&state("users", name));
+    assert_eq!(
+        (gauge("open"), gauge("closed")),
+        (Some(1.0), Some(0.0)),
+        "the new breaker's state"
+    );
+    assert_eq!(recorder.inner.counter(&calls("users", "failure")), Some(1));
 }
 
 #[test]
@@ -421,5 +452,24 @@ fn counts_an_export_did_not_add_before_the_recorder_panicked_are_added_by_the_ne
         metrics_export::export("payments", &breaker);
     });
     assert_eq!(recorder.counter(&calls("payments", "success")), Some(3));
+    assert_eq!(recorder.counter(&calls("payments", "failure")), Some(1));
+}
+
+#[test]
+fn a_lone_failure_an_export_did_not_add_before_the_recorder_panicked_is_added_by_the_next() {
+    // As above, with every rise pending at the panic a rise of one.
+    let recorder = TestRecorder::default();
+    let breaker = payments(&ManualClock::new());
+    breaker.try_acquire().unwrap().failure();
+    with_local_recorder(&recorder, || {
+        recorder
+            .panic_at_next_counter
+            .store(true, Ordering::Relaxed);
+        let failed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            metrics_export::export("payments", &breaker)
+        }));
+        assert!(failed.is_err(), "the recorder's panic reaches the caller");
+        metrics_export::export("payments", &breaker);
+    });
     assert_eq!(recorder.counter(&calls("payments", "failure")), Some(1));
 }

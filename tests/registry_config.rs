@@ -158,11 +158,82 @@ fn written_out_a_configuration_reads_back_the_same() {
 
 #[test]
 fn a_breaker_that_a_file_cannot_describe_is_not_written() {
+    // Automatic where the defaults set it: no file can say "automatic" for one breaker.
+    for (field, set_in_defaults) in [
+        (
+            "stripes",
+            (|config: &mut Config| config.stripes = Some(4)) as fn(&mut Config),
+        ),
+        ("failure_records", |config: &mut Config| {
+            config.failure_records = Some(64)
+        }),
+    ] {
+        let mut config = RegistryConfig::default();
+        set_in_defaults(&mut config.defaults);
+        config.breakers.insert("a".into(), Config::default());
+        for err in [
+            toml::to_string(&config)
+                .map(drop)
+                .map_err(|e| e.to_string()),
+            serde_json::to_string(&config)
+                .map(drop)
+                .map_err(|e| e.to_string()),
+        ] {
+            let err = err.expect_err("written, though a file cannot say it");
+            assert!(err.contains(&format!("breakers.a.{field}")), "{err}");
+        }
+    }
+}
+
+#[test]
+fn a_breaker_takes_the_defaults_switches_it_does_not_set() {
+    let config = RegistryConfig::from_toml_str(
+        "[defaults]\nper_thread_windows = true\ncount_successes = true\n[breakers.a]\n",
+    )
+    .unwrap();
+    let a = config.config_for("a");
+    assert!(a.per_thread_windows, "per_thread_windows from the defaults");
+    assert!(a.count_successes, "count_successes from the defaults");
+    assert_eq!(config.breakers["a"], config.defaults);
+}
+
+#[test]
+fn a_breaker_replaced_while_the_file_is_applied_is_the_one_reconfigured() {
+    let registry = Arc::new(Registry::<ManualClock>::default());
+    let first = registry
+        .get_or_insert_with("a", |_| Breaker::builder().clock(ManualClock::new()))
+        .unwrap();
     let mut config = RegistryConfig::default();
-    config.defaults.stripes = Some(4);
-    config.breakers.insert("a".into(), Config::default());
-    let err = toml::to_string(&config).unwrap_err().to_string();
-    assert!(err.contains("breakers.a.stripes"), "{err}");
+    let run_of_7 = Config {
+        consecutive_failures: Some(7),
+        ..Config::default()
+    };
+    config.breakers.insert("a".into(), run_of_7);
+    config.breakers.insert("b".into(), Config::default());
+    // While "b" is built, after "a" was checked, "a" is replaced: the check runs again.
+    let replaced = Mutex::new(None);
+    let inside = Arc::clone(&registry);
+    registry
+        .apply_config(&config, |name| {
+            let mut replaced = replaced.lock().unwrap();
+            if name == "b" && replaced.is_none() {
+                inside.remove("a");
+                *replaced = inside
+                    .get_or_insert_with("a", |_| Breaker::builder().clock(ManualClock::new()))
+                    .ok();
+            }
+            Breaker::builder().clock(ManualClock::new())
+        })
+        .unwrap();
+    let registered = registry.get("a").unwrap();
+    let replacement = replaced.lock().unwrap().clone().unwrap();
+    assert!(Arc::ptr_eq(&registered, &replacement));
+    assert!(!Arc::ptr_eq(&registered, &first));
+    assert_eq!(
+        registered.config().consecutive_failures,
+        Some(7),
+        "the breaker registered as `a` has the file's configuration"
+    );
 }
 
 #[test]

@@ -206,3 +206,42 @@ fn an_opening_under_a_millisecond_is_not_logged_as_zero() {
         }
     });
 }
+
+#[test]
+fn an_opening_from_outside_and_a_forced_closing_say_what_they_were() {
+    capturing(|capture| {
+        let breaker = Breaker::builder()
+            .consecutive_failures(5)
+            .on_transition(hotbreaker::tracing::log_transitions("payments"))
+            .clock(ManualClock::new())
+            .build()
+            .unwrap();
+        assert!(breaker.open_for(Duration::from_secs(2)).unwrap());
+        breaker.force_closed();
+        let events = capture.take();
+        assert_eq!(events.len(), 2, "{events:?}");
+        let (opened, forced) = (&events[0], &events[1]);
+        assert_eq!(opened.level, Level::WARN);
+        assert_eq!(
+            (
+                opened.field("to"),
+                opened.field("trigger"),
+                opened.field("open_for_ms")
+            ),
+            (Some("open"), Some("external"), Some("2000.0"))
+        );
+        assert_eq!(forced.level, Level::INFO);
+        assert_eq!(
+            (
+                forced.field("to"),
+                forced.field("trigger"),
+                forced.field("message")
+            ),
+            (
+                Some("forced_closed"),
+                Some("manual"),
+                Some("circuit breaker forced closed")
+            )
+        );
+    });
+}
