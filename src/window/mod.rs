@@ -1456,4 +1456,44 @@ mod tests {
         assert_eq!(judged, Judgement::Stale);
         assert_eq!(window.snapshot(&settings, later, &stripes).failures, 0);
     }
+
+    /// A reset from closed generation `2^13 - 1` to `2^13` must empty a window that still
+    /// holds generation 0's failures (the same tag as `2^13`): point 7.
+    #[test]
+    fn a_reset_empties_a_window_that_already_has_the_new_generations_tag() {
+        let (window, stripes, settings) = window_of_four();
+        let shared = Swappable::new(settings);
+        assert_eq!(
+            window.record_failure(&shared, 0, &stripes, || true),
+            Judgement::Keep
+        );
+        let later = 1 << 13;
+        assert!(window.clear_before_closing(&settings, later, true, || true));
+        window.begin(&settings, later, || true);
+        assert_eq!(
+            window.snapshot(&settings, later, &stripes),
+            WindowSnapshot::default(),
+            "generation 2^13 has recorded nothing"
+        );
+    }
+
+    /// A record left in the ring by generation 0 must not stand for the failure with the same
+    /// number and tag of generation 2^13, whose count of successes differs.
+    #[test]
+    fn a_ring_record_of_a_generation_2_pow_13_older_is_replaced() {
+        let (window, stripes, settings) = window_of_four();
+        let shared = Swappable::new(settings);
+        for _ in 0..2 {
+            window.record_failure(&shared, 0, &stripes, || true); // failure 0 after 0 successes
+        }
+        let later = 1 << 13;
+        assert!(window.clear_before_closing(&settings, later, false, || true));
+        for _ in 0..3 {
+            success(&window, &stripes, &shared, later);
+        }
+        window.record_failure(&shared, later, &stripes, || true); // failure 0 after 3 successes
+        window.record_failure(&shared, later, &stripes, || true);
+        // The last four calls are S S F F: both failures are in view.
+        assert_eq!(window.snapshot(&settings, later, &stripes).failures, 2);
+    }
 }
