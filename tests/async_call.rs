@@ -68,3 +68,38 @@ async fn owned_permits_move_into_spawned_tasks() {
     breaker.try_acquire_owned().unwrap().success();
     assert_eq!(breaker.state(), State::Closed);
 }
+
+#[test]
+fn a_panic_of_the_classifier_counts_as_a_failure() {
+    use std::future::Future;
+    let breaker = Breaker::builder().consecutive_failures(1).build().unwrap();
+    let mut call = Box::pin(breaker.call_async_with(
+        |_: &Result<(), ()>| -> hotbreaker::Outcome { panic!("a bug in the classifier") },
+        async { Ok::<(), ()>(()) },
+    ));
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _ = call.as_mut().poll(&mut cx);
+    }));
+    assert!(caught.is_err());
+    drop(call);
+    let m = breaker.metrics();
+    assert_eq!((m.failures, m.released), (1, 0), "{m:?}");
+    assert_eq!(breaker.state(), State::Open);
+}
+
+#[tokio::test]
+async fn call_async_with_counts_as_its_classifier_says() {
+    use hotbreaker::Outcome;
+    let breaker = Breaker::builder().consecutive_failures(1).build().unwrap();
+    let ignore_4xx = |result: &Result<(), u16>| match result {
+        Err(400..=499) => Outcome::Ignore,
+        Err(_) => Outcome::Failure,
+        Ok(_) => Outcome::Success,
+    };
+    let _ = breaker
+        .call_async_with(ignore_4xx, async { Err::<(), u16>(404) })
+        .await;
+    assert_eq!(breaker.state(), State::Closed, "a 404 is ignored");
+    assert_eq!(breaker.metrics().failures, 0);
+}

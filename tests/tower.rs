@@ -726,3 +726,47 @@ fn a_readiness_error_is_passed_on_without_a_verdict() {
     assert_eq!(m.state, State::Closed);
     assert_eq!(inner.calls.load(Ordering::Relaxed), 0);
 }
+
+#[tokio::test]
+async fn a_forced_open_breaker_is_ready_at_once_even_if_the_service_is_stuck() {
+    let (breaker, _clock) = breaker(1);
+    breaker.force_open();
+    let stuck = NeverReady::default();
+    let mut service = BreakerLayer::new(Arc::clone(&breaker)).layer(stuck.clone());
+    let mut cx = Context::from_waker(std::task::Waker::noop());
+    assert!(service.poll_ready(&mut cx).is_ready(), "ready at once");
+    match service.call(200).await {
+        Err(CallError::Rejected(rejected)) => assert_eq!(rejected.state(), State::ForcedOpen),
+        other => panic!("expected a rejection, got {other:?}"),
+    }
+    assert_eq!(stuck.calls.load(Ordering::Relaxed), 0);
+}
+
+#[tokio::test]
+async fn a_later_readiness_overrides_an_earlier_shed() {
+    // `poll_ready` may be called again before `call`: only the last one decides.
+    let (breaker, _clock) = breaker(1);
+    breaker.try_acquire().unwrap().failure();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let mut service = BreakerLayer::new(Arc::clone(&breaker)).layer(dependency(&calls));
+    let mut cx = Context::from_waker(std::task::Waker::noop());
+    assert!(service.poll_ready(&mut cx).is_ready(), "open: shed at once");
+    breaker.reset();
+    assert!(matches!(service.poll_ready(&mut cx), Poll::Ready(Ok(()))));
+    let answered = service.call(200).await;
+    assert_eq!(
+        answered.map(|r| r.status().as_u16()).ok(),
+        Some(200),
+        "called"
+    );
+    assert_eq!(calls.load(Ordering::Relaxed), 1);
+    assert_eq!(breaker.metrics().rejected, 0);
+}
+
+#[test]
+fn the_http_classifier_fails_an_error() {
+    use hotbreaker::tower::Classify;
+    let timed_out: Result<http::Response<()>, std::io::Error> =
+        Err(std::io::ErrorKind::TimedOut.into());
+    assert_eq!(HttpClassifier.classify(&timed_out), Outcome::Failure);
+}

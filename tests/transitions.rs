@@ -942,3 +942,25 @@ fn the_metrics_count_a_run_across_the_16_bit_wrap_of_one_generation() {
     assert_eq!(breaker.state(), State::Closed);
     assert_eq!(breaker.metrics().consecutive_failures, 4);
 }
+
+#[test]
+fn a_panic_of_a_probe_made_through_call_counts_as_a_failure() {
+    // A half-open call goes through the out-of-line path, not the healthy inlined one.
+    let clock = ManualClock::new();
+    let breaker = Breaker::builder()
+        .consecutive_failures(1)
+        .open_duration(Duration::from_secs(1))
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    breaker.try_acquire().unwrap().failure();
+    clock.advance(Duration::from_secs(1));
+    assert_eq!(breaker.state(), State::HalfOpen);
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _ = breaker.call(|| -> Result<(), ()> { panic!("the probe's client panicked") });
+    }));
+    assert!(caught.is_err());
+    let m = breaker.metrics();
+    assert_eq!((m.failures, m.released), (2, 0), "{m:?}");
+    assert_eq!(breaker.state(), State::Open, "a failed probe reopens");
+}
