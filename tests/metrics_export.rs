@@ -431,6 +431,27 @@ fn a_breaker_under_two_names_is_exported_whole_under_each() {
     assert_eq!(recorder.counter(&calls("users-read", "ignored")), Some(2));
 }
 
+/// Exports `breaker` as "payments" once with a recorder that panics at its first counter (the
+/// panic must reach the caller), then `again` more times.
+fn export_through_a_recorder_panic(
+    recorder: &TestRecorder,
+    breaker: &Breaker<ManualClock>,
+    again: usize,
+) {
+    with_local_recorder(recorder, || {
+        recorder
+            .panic_at_next_counter
+            .store(true, Ordering::Relaxed);
+        let failed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            metrics_export::export("payments", breaker)
+        }));
+        assert!(failed.is_err(), "the recorder's panic reaches the caller");
+        for _ in 0..again {
+            metrics_export::export("payments", breaker);
+        }
+    });
+}
+
 #[test]
 fn counts_an_export_did_not_add_before_the_recorder_panicked_are_added_by_the_next() {
     let recorder = TestRecorder::default();
@@ -440,17 +461,7 @@ fn counts_an_export_did_not_add_before_the_recorder_panicked_are_added_by_the_ne
         breaker.try_acquire().unwrap().success();
     }
     breaker.try_acquire().unwrap().failure();
-    with_local_recorder(&recorder, || {
-        recorder
-            .panic_at_next_counter
-            .store(true, Ordering::Relaxed);
-        let failed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            metrics_export::export("payments", &breaker)
-        }));
-        assert!(failed.is_err(), "the recorder's panic reaches the caller");
-        metrics_export::export("payments", &breaker);
-        metrics_export::export("payments", &breaker);
-    });
+    export_through_a_recorder_panic(&recorder, &breaker, 2);
     assert_eq!(recorder.counter(&calls("payments", "success")), Some(3));
     assert_eq!(recorder.counter(&calls("payments", "failure")), Some(1));
 }
@@ -461,15 +472,6 @@ fn a_lone_failure_an_export_did_not_add_before_the_recorder_panicked_is_added_by
     let recorder = TestRecorder::default();
     let breaker = payments(&ManualClock::new());
     breaker.try_acquire().unwrap().failure();
-    with_local_recorder(&recorder, || {
-        recorder
-            .panic_at_next_counter
-            .store(true, Ordering::Relaxed);
-        let failed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            metrics_export::export("payments", &breaker)
-        }));
-        assert!(failed.is_err(), "the recorder's panic reaches the caller");
-        metrics_export::export("payments", &breaker);
-    });
+    export_through_a_recorder_panic(&recorder, &breaker, 1);
     assert_eq!(recorder.counter(&calls("payments", "failure")), Some(1));
 }

@@ -193,13 +193,16 @@ fn after_the_probe_limit_is_lowered_the_older_probes_are_given_up_on_late_never_
     drop(hung);
 }
 
-/// The state word counts admissions modulo 64 (`adm.`), so after 64 probes have ended and
-/// been admitted again it is back bit for bit. A call that finds the one probe overdue decides
-/// to open the breaker again; before its compare-and-swap, 64 probes end (released) and are
-/// admitted again, the last one a moment ago and still out. The opening must not give up on
-/// that probe: the newest probe's time has changed, and the decision is void.
-#[test]
-fn the_probe_timeout_never_reopens_on_a_probe_just_admitted_after_64_admissions() {
+/// A breaker on a hook clock with one probe place, opened until 10 s, and its probe admitted
+/// at 10 s (a timeout of 1 s), with the transitions it announced.
+struct OneProbeOut {
+    breaker: Arc<Breaker<HookClock>>,
+    clock: HookClock,
+    transitions: Arc<Mutex<Vec<Transition>>>,
+    probe: OwnedPermit<HookClock>,
+}
+
+fn one_probe_admitted_at_10_s() -> OneProbeOut {
     let clock = HookClock::default();
     let transitions = Arc::new(Mutex::new(Vec::new()));
     let seen = transitions.clone();
@@ -218,6 +221,27 @@ fn the_probe_timeout_never_reopens_on_a_probe_just_admitted_after_64_admissions(
     clock.set(Duration::from_secs(10));
     let probe = breaker.try_acquire_owned().unwrap(); // half-open, admitted at 10 s
     assert!(probe.is_probe());
+    OneProbeOut {
+        breaker,
+        clock,
+        transitions,
+        probe,
+    }
+}
+
+/// The state word counts admissions modulo 64 (`adm.`), so after 64 probes have ended and
+/// been admitted again it is back bit for bit. A call that finds the one probe overdue decides
+/// to open the breaker again; before its compare-and-swap, 64 probes end (released) and are
+/// admitted again, the last one a moment ago and still out. The opening must not give up on
+/// that probe: the newest probe's time has changed, and the decision is void.
+#[test]
+fn the_probe_timeout_never_reopens_on_a_probe_just_admitted_after_64_admissions() {
+    let OneProbeOut {
+        breaker,
+        clock,
+        transitions,
+        probe,
+    } = one_probe_admitted_at_10_s();
 
     // At 12 s the probe has been out longer than the timeout: a call opens the breaker again.
     // Its first clock reading is the timeout check, its second the opening's: between the
@@ -353,24 +377,12 @@ fn the_call_that_reopens_is_told_what_is_left_of_the_period_as_kept() {
 /// open the now-closed breaker.
 #[test]
 fn a_decision_to_reopen_made_on_a_half_open_word_since_closed_opens_nothing() {
-    let clock = HookClock::default();
-    let transitions = Arc::new(Mutex::new(Vec::new()));
-    let seen = transitions.clone();
-    let breaker = Arc::new(
-        Breaker::builder()
-            .consecutive_failures(1)
-            .half_open_probes(1)
-            .open_duration(Duration::from_secs(10))
-            .probe_timeout(Duration::from_secs(1))
-            .on_transition(move |t| seen.lock().unwrap().push(*t))
-            .clock(clock.clone())
-            .build()
-            .unwrap(),
-    );
-    breaker.try_acquire().unwrap().failure(); // open until 10 s
-    clock.set(Duration::from_secs(10));
-    let probe = breaker.try_acquire_owned().unwrap(); // half-open, admitted at 10 s
-    assert!(probe.is_probe());
+    let OneProbeOut {
+        breaker,
+        clock,
+        transitions,
+        probe,
+    } = one_probe_admitted_at_10_s();
     clock.set(Duration::from_secs(12)); // the probe is overdue
     clock.arm(2, move || probe.success()); // ...and ends well, closing the breaker
     let rejected = breaker

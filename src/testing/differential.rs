@@ -144,38 +144,6 @@ pub fn run_differential_split(
     )
 }
 
-/// Like [`run_differential`], with a breaker that does not count its successes, as by default
-/// ([`Builder::count_successes`](crate::Builder::count_successes)): the quick path that a
-/// healthy call takes, where a success writes nothing while the window holds no failure. Its
-/// [`Metrics::successes`](crate::Metrics::successes) must be `None`; everything else is
-/// compared as with counting on.
-///
-/// # Errors
-///
-/// The first [`Mismatch`].
-pub fn run_differential_without_success_counts(
-    config: &ModelConfig,
-    ops: &[Op],
-) -> Result<bool, Mismatch> {
-    run_differential_laid_out(config, Layout::default(), ops)
-}
-
-/// Like [`run_differential`], with a breaker that gives every thread a window of its own
-/// ([`Builder::per_thread_windows`](crate::Builder::per_thread_windows)): on one thread it
-/// must decide exactly as the sequential model does.
-///
-/// # Errors
-///
-/// The first [`Mismatch`].
-pub fn run_differential_per_thread(config: &ModelConfig, ops: &[Op]) -> Result<bool, Mismatch> {
-    let layout = Layout {
-        per_thread_windows: true,
-        count_successes: true,
-        ..Layout::default()
-    };
-    run_differential_laid_out(config, layout, ops)
-}
-
 /// Like [`run_differential`], with the breaker built as `layout` says (while successes are not
 /// counted, [`Metrics::successes`](crate::Metrics::successes) must be `None`). However it is
 /// laid out, on one thread it must decide exactly as the model does.

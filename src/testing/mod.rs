@@ -13,8 +13,7 @@ mod transitions;
 #[cfg(all(feature = "toml", feature = "yaml", feature = "json"))]
 pub use config_text::fuzz_config_text;
 pub use differential::{
-    Layout, Mismatch, Op, run_differential, run_differential_laid_out, run_differential_per_thread,
-    run_differential_split, run_differential_without_success_counts,
+    Layout, Mismatch, Op, run_differential, run_differential_laid_out, run_differential_split,
 };
 pub use fuzz::{fuzz_configuration, fuzz_differential, fuzz_two_threads};
 pub use model::{ModelConfig, ModelCounts, ModelPermit, ReferenceModel};
