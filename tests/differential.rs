@@ -92,6 +92,7 @@ fn op() -> impl Strategy<Value = Op> {
         2 => Just(Op::Reset),
         2 => any::<u8>().prop_map(Op::ReconfigureAndReset),
         2 => any::<u8>().prop_map(Op::Reconfigure),
+        2 => any::<u8>().prop_map(Op::ReconfigureUnlessClosed),
         1 => (1u32..=30).prop_map(Op::OpenFor),
         1 => Just(Op::EndOpenPeriod),
     ]
@@ -241,6 +242,43 @@ fn a_wrong_model_is_caught() {
     };
     let result = hotbreaker::testing::run_differential_split(&config, &wrong, &ops);
     assert!(result.is_err(), "a different threshold went unnoticed");
+}
+
+/// [`Op::ReconfigureUnlessClosed`] while open and while half-open, a probe out and a closed
+/// permit out from before the trip: the window that the probe's success clears is judged by
+/// the rules put in force meanwhile, which trip on the third call where the first rules
+/// would not trip at all. While closed the op changes nothing.
+#[test]
+fn rules_changed_while_not_closed_judge_from_the_next_closing_alike() {
+    let (config, _) = every_transition();
+    let fail = Op::Call(Outcome::Failure);
+    let ops = [
+        // Closed: nothing changes, and the run of three trips.
+        Op::ReconfigureUnlessClosed(8),
+        Op::Acquire,
+        fail,
+        fail,
+        fail,
+        // Open: a rate of half of 2 calls, from the first call on (pick 0, value 1), and a
+        // run of 2 (pick 2, value 5).
+        Op::ReconfigureUnlessClosed(8),
+        Op::ReconfigureUnlessClosed(5 << 3 | 2),
+        Op::Advance(10),
+        Op::Acquire,
+        Op::Acquire,
+        // Half-open, two probes out: a threshold of 0.4 (pick 1, value 3).
+        Op::ReconfigureUnlessClosed(3 << 3 | 1),
+        Op::Record(1, Outcome::Success),
+        Op::Record(1, Outcome::Success),
+        // Closed, by the new rules: the permit from before the trip counts for nothing, two
+        // successes fill the window, and a failure in the full window trips.
+        Op::Record(0, Outcome::Failure),
+        Op::Call(Outcome::Success),
+        Op::Call(Outcome::Success),
+        fail,
+        Op::Acquire,
+    ];
+    assert_eq!(run_differential(&config, &ops), Ok(true));
 }
 
 #[test]

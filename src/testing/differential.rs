@@ -50,6 +50,12 @@ pub enum Op {
     /// period, the probe settings or the back-off. No reset: the calls out are judged across
     /// it.
     Reconfigure(u8),
+    /// [`Breaker::reconfigure`], with permits out and no reset, to a variation that this
+    /// number picks as [`Op::ReconfigureAndReset`] picks it (a rule included), if the breaker
+    /// is not closed: open, half-open, or forced either way. The window is cleared when the
+    /// breaker next closes, so the new rules then judge exactly, as `reconfigure` documents.
+    /// While closed, where what the window holds depends on the old rules, nothing.
+    ReconfigureUnlessClosed(u8),
 }
 
 /// Where the breaker and the model first disagreed.
@@ -313,6 +319,14 @@ fn run_on(
                 model.reconfigure_and_reset(next);
                 in_force = next;
             }
+            Op::ReconfigureUnlessClosed(pick) => {
+                if !model.is_closed() {
+                    let next = varied(&in_force, pick, records);
+                    reconfigure(&breaker, &next, false).map_err(mismatch)?;
+                    model.reconfigure_unless_closed(next);
+                    in_force = next;
+                }
+            }
             Op::Reconfigure(pick) => {
                 let next = varied_beside_the_rules(&in_force, pick);
                 let switch_counting = switches_success_counts(pick);
@@ -492,7 +506,7 @@ impl ManualClock {
 /// The failure records a breaker built from `config` keeps unless told otherwise: the longer
 /// of its rate window (the default rule's, if it has no rule) and its run, rounded up to a
 /// power of two. A reconfiguration may lengthen either up to it.
-fn failure_records_by_default(config: &ModelConfig) -> u32 {
+pub(super) fn failure_records_by_default(config: &ModelConfig) -> u32 {
     let rules = if config.failure_rate.is_none() && config.consecutive_failures.is_none() {
         crate::DEFAULT_FAILURE_RATE.1
     } else {
@@ -506,7 +520,7 @@ fn failure_records_by_default(config: &ModelConfig) -> u32 {
 
 /// A variation of `config` that `pick` chooses, for [`Op::ReconfigureAndReset`]: its low three
 /// bits the setting, the rest the new value; windows and runs no longer than `records`.
-fn varied(config: &ModelConfig, pick: u8, records: u32) -> ModelConfig {
+pub(super) fn varied(config: &ModelConfig, pick: u8, records: u32) -> ModelConfig {
     let mut next = *config;
     let value = u32::from(pick >> 3);
     match pick & 7 {

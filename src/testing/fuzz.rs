@@ -250,6 +250,8 @@ struct Tally {
     /// (`SeqCst`: a test's bookkeeping, ordered with the breaker's own atomics).
     most_probes: AtomicU32,
     configs: Mutex<ConfigsSeen>,
+    /// The failure records the breaker keeps, which no rule put in force may look back past.
+    failure_records: u32,
 }
 
 /// The configurations a run of [`fuzz_two_threads`] put in force: the one in force now, and
@@ -286,6 +288,7 @@ impl Tally {
             rejected: AtomicU64::new(0),
             most_probes: AtomicU32::new(config.half_open_probes),
             configs: Mutex::new(none.seeing(config)),
+            failure_records: super::differential::failure_records_by_default(&config),
         }
     }
 
@@ -294,6 +297,20 @@ impl Tally {
     fn reconfigure(&self, breaker: &Breaker<ManualClock>, pick: u8) {
         let mut seen = self.configs.lock().unwrap();
         let next = super::differential::varied_beside_the_rules(&seen.in_force, pick);
+        self.most_probes
+            .fetch_max(next.half_open_probes, Ordering::SeqCst);
+        *seen = seen.seeing(next);
+        if let Err(refused) = super::differential::reconfigure(breaker, &next, false) {
+            panic!("{refused}");
+        }
+    }
+
+    /// Puts in force on `breaker` the variation of the configuration in force that `pick`
+    /// chooses, a rule included ([`Op::ReconfigureAndReset`]'s), without a reset, racing the
+    /// other thread's calls.
+    fn reconfigure_rules(&self, breaker: &Breaker<ManualClock>, pick: u8) {
+        let mut seen = self.configs.lock().unwrap();
+        let next = super::differential::varied(&seen.in_force, pick, self.failure_records);
         self.most_probes
             .fetch_max(next.half_open_probes, Ordering::SeqCst);
         *seen = seen.seeing(next);
@@ -357,6 +374,10 @@ fn run_thread(breaker: &Breaker<ManualClock>, clock: &ManualClock, ops: &[Op], t
                 breaker.reset();
             }
             Op::Reconfigure(pick) => tally.reconfigure(breaker, pick),
+            // No model here to say whether the breaker is closed: the rules change whatever
+            // its state, racing the other thread's calls, which the checks after the run hold
+            // to their promises all the same.
+            Op::ReconfigureUnlessClosed(pick) => tally.reconfigure_rules(breaker, pick),
             Op::ForceOpen => breaker.force_open(),
             Op::ForceClosed => breaker.force_closed(),
             Op::Reset => breaker.reset(),
@@ -461,10 +482,11 @@ fn decode_ops(u: &mut Unstructured<'_>, max: usize) -> DecodeResult<Vec<Op>> {
             78..=90 => Op::Advance(u.int_in_range(1u32..=30)?),
             91..=92 => Op::AdvanceToBoundary(usize::from(u.arbitrary::<u8>()?)),
             93..=94 => Op::AdvanceNanos(u.int_in_range(1u32..=999)?),
-            // Split so that inputs saved before `Reconfigure` came still decode as they did
-            // but for it.
+            // Split so that inputs saved before `Reconfigure` and `ReconfigureUnlessClosed`
+            // came still decode as they did but for them.
             95 => match u.arbitrary::<u8>()? {
-                0..=127 => Op::Reset,
+                0..=95 => Op::Reset,
+                96..=127 => Op::ReconfigureUnlessClosed(u.arbitrary()?),
                 128..=191 => Op::Reconfigure(u.arbitrary()?),
                 pick => Op::ReconfigureAndReset(pick),
             },

@@ -715,6 +715,29 @@ impl ReferenceModel {
         self.calls_out_due = 0;
     }
 
+    /// Whether the model is closed and judging by its rules (not forced closed): where a
+    /// rule changed without a reset is not modelled.
+    pub fn is_closed(&self) -> bool {
+        self.phase == Phase::Closed
+    }
+
+    /// [`Breaker::reconfigure`](crate::Breaker::reconfigure) to `config`, rules included, of
+    /// a breaker that is not closed: the window, cleared when it next closes, fills under the
+    /// new rules exactly, as the breaker documents; the rest as after
+    /// [`reconfigure`](ReferenceModel::reconfigure).
+    ///
+    /// # Panics
+    ///
+    /// If the model is closed ([`is_closed`](ReferenceModel::is_closed)).
+    pub fn reconfigure_unless_closed(&mut self, config: ModelConfig) {
+        assert!(
+            !self.is_closed(),
+            "a rule changed without a reset while closed: not modelled"
+        );
+        self.config = with_default_rule(config);
+        self.calls_out_due = 0;
+    }
+
     /// [`Breaker::reconfigure`](crate::Breaker::reconfigure) to `config`, then
     /// [`Breaker::reset`](crate::Breaker::reset): the window fills again from empty, judged
     /// by the new rules exactly, as the breaker documents. Calls out are judged as after
