@@ -725,6 +725,26 @@ fn a_new_failure_after_a_recovery_is_not_taken_for_the_old_one() {
     assert_eq!(b.breaker.state(), State::Open);
 }
 
+/// An opening of this instance ended early (a recovery seen elsewhere), then a shorter one
+/// of its own: the store keeps the first's later deadline, which is still this instance's
+/// failure, not another's to apply over the shorter period.
+#[test]
+fn an_own_later_deadline_kept_past_a_shorter_reopening_is_not_applied() {
+    let store = MemoryStore::new();
+    let a = instance();
+    let mut follow_a = follower(&store, &a);
+    trip(&a);
+    assert_eq!(follow_a.poll().published, 1); // 30 s ahead: the store keeps it
+    assert!(a.breaker.end_open_period());
+    assert_eq!(a.breaker.open_for(Duration::from_secs(1)), Ok(true));
+    assert_eq!(follow_a.poll().published, 1);
+    // Once the shorter period ends, the store's deadline would open the breaker again.
+    a.clock.advance(Duration::from_secs(1));
+    let report = follow_a.poll();
+    assert_eq!(report.opened, 0, "{report:?}");
+    assert_eq!(a.breaker.state(), State::HalfOpen);
+}
+
 #[test]
 fn an_older_remote_opening_does_not_undo_a_newer_local_recovery() {
     let store = MemoryStore::new();
