@@ -9,6 +9,9 @@ use hotbreaker::shared::{
 };
 use hotbreaker::{Breaker, ManualClock, Registry, State, Transition, Trigger};
 
+#[path = "support/store_ties.rs"]
+mod store_ties;
+
 const OPEN: Duration = Duration::from_secs(30);
 
 /// One instance: a breaker on its own manual clock that trips at the first failure, and the
@@ -1283,4 +1286,10 @@ fn an_opening_longer_than_any_period_is_held_at_most_the_longest() {
     assert!(left <= hotbreaker::MAX_OPEN_DURATION, "{left:?}");
     b.clock.advance(Duration::from_secs(3600));
     assert_eq!(b.breaker.state(), State::Open, "still open an hour later");
+}
+
+/// Ties at the memory store's lines keep what the Redis store keeps (`store_ties`).
+#[test]
+fn the_memory_store_keeps_what_is_kept_at_its_ties() {
+    store_ties::check_store_ties(&mut MemoryStore::new(), "");
 }

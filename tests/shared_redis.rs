@@ -15,6 +15,9 @@ use std::time::{Duration, Instant, SystemTime};
 use hotbreaker::shared::{Opening, OpeningStore, RedisStore, SharedOpenings, WindowShare};
 use hotbreaker::{Breaker, State};
 
+#[path = "support/store_ties.rs"]
+mod store_ties;
+
 /// A `redis-server` of this test's own, killed when dropped.
 struct Server {
     child: Child,
@@ -754,4 +757,15 @@ fn a_window_whose_instance_name_is_not_utf8_does_not_stop_window_sharing() {
     let windows = store.windows("db").unwrap();
     let calls: u32 = windows.iter().map(|window| window.calls).sum();
     assert_eq!((windows.len(), calls), (2, 5), "{windows:?}");
+}
+
+/// Ties at the Redis store's lines (its scripts) keep what the memory store keeps
+/// (`store_ties`).
+#[test]
+fn the_redis_store_keeps_what_is_kept_at_its_ties() {
+    let Some(server) = start_server(&[]) else {
+        return;
+    };
+    let mut store = RedisStore::new(&server.address).key_prefix("ties:");
+    store_ties::check_store_ties(&mut store, "");
 }
