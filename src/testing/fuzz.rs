@@ -295,22 +295,29 @@ impl Tally {
     /// Puts in force on `breaker` the variation of the configuration in force that `pick`
     /// chooses beside the rules ([`Op::Reconfigure`]), racing the other thread's calls.
     fn reconfigure(&self, breaker: &Breaker<ManualClock>, pick: u8) {
-        let mut seen = self.configs.lock().unwrap();
-        let next = super::differential::varied_beside_the_rules(&seen.in_force, pick);
-        self.most_probes
-            .fetch_max(next.half_open_probes, Ordering::SeqCst);
-        *seen = seen.seeing(next);
-        if let Err(refused) = super::differential::reconfigure(breaker, &next, false) {
-            panic!("{refused}");
-        }
+        self.put_in_force(breaker, |in_force| {
+            super::differential::varied_beside_the_rules(in_force, pick)
+        });
     }
 
     /// Puts in force on `breaker` the variation of the configuration in force that `pick`
     /// chooses, a rule included ([`Op::ReconfigureAndReset`]'s), without a reset, racing the
     /// other thread's calls.
     fn reconfigure_rules(&self, breaker: &Breaker<ManualClock>, pick: u8) {
+        self.put_in_force(breaker, |in_force| {
+            super::differential::varied(in_force, pick, self.failure_records)
+        });
+    }
+
+    /// Puts in force on `breaker` what `vary` makes of the configuration in force, noting it
+    /// first (the probes it allows before any call can find them out).
+    fn put_in_force(
+        &self,
+        breaker: &Breaker<ManualClock>,
+        vary: impl FnOnce(&ModelConfig) -> ModelConfig,
+    ) {
         let mut seen = self.configs.lock().unwrap();
-        let next = super::differential::varied(&seen.in_force, pick, self.failure_records);
+        let next = vary(&seen.in_force);
         self.most_probes
             .fetch_max(next.half_open_probes, Ordering::SeqCst);
         *seen = seen.seeing(next);
