@@ -467,4 +467,72 @@ mod tests {
         });
         assert_eq!(stripes.total(Counter::Successes), 60_000);
     }
+
+    /// Slot `s` owns stripe `s` of every breaker with more than `s` stripes and shares the
+    /// common stripe of the others (the module's docs), and every lookup agrees on which it
+    /// is: `thread_stripe`, `local`, `local_indexed`, `local_with_index`, `by_index` and
+    /// `all_indexed`. The sums include the shared stripe, and add the amounts added.
+    ///
+    /// Catches (each tried): one owned stripe too few (`1..count`); a slot looked up one
+    /// stripe off (`thread_stripe`, `thread_slot`, `by_index`), a shared stripe named by the
+    /// thread's slot rather than `SHARED_INDEX` (`local_indexed`) or handed out as owned, to be
+    /// written with plain stores (`local_with_index`, `local_without_own_stripe`);
+    /// `all_indexed` numbering from 1 or leaving the shared stripe out; `total` or
+    /// `total_acquired` leaving the shared stripe out; an add that adds 1, not its amount.
+    #[test]
+    fn a_slot_owns_its_stripe_where_there_are_more_stripes_than_its_number() {
+        let slot = current_slot();
+        assert!(slot < SLOTS as u32, "a slot is free");
+        let has = Stripes::new(slot + 1);
+        let lacks = Stripes::new(slot);
+
+        let own = has.thread_stripe().expect("stripe `slot` of `slot + 1`");
+        assert!(std::ptr::eq(own, has.owned().last().unwrap()));
+        assert!(std::ptr::eq(own, has.by_index(slot)));
+        assert_eq!(has.thread_slot(), slot as usize);
+        assert!(matches!(has.local(), LocalStripe::Owned(s) if std::ptr::eq(s, own)));
+        let (index, stripe) = has.local_indexed();
+        assert!(index == slot && std::ptr::eq(stripe, own));
+        assert!(matches!(
+            has.local_with_index(),
+            (i, LocalStripe::Owned(s)) if i == slot && std::ptr::eq(s, own)
+        ));
+
+        let common = lacks.shared();
+        assert!(lacks.thread_stripe().is_none());
+        assert!(matches!(lacks.local(), LocalStripe::Shared(s) if std::ptr::eq(s, common)));
+        let (index, stripe) = lacks.local_indexed();
+        assert!(index == SHARED_INDEX && std::ptr::eq(stripe, common));
+        assert!(matches!(
+            lacks.local_with_index(),
+            (SHARED_INDEX, LocalStripe::Shared(s)) if std::ptr::eq(s, common)
+        ));
+        assert!(std::ptr::eq(lacks.by_index(SHARED_INDEX), common));
+
+        // Every index `all_indexed` gives names its stripe to `by_index`, the shared one last.
+        let indexed: Vec<(u32, *const Stripe)> = has
+            .all_indexed()
+            .map(|(index, stripe)| (index, stripe as *const Stripe))
+            .collect();
+        assert_eq!(indexed.len(), slot as usize + 2);
+        assert_eq!(
+            *indexed.last().unwrap(),
+            (SHARED_INDEX, has.shared() as *const Stripe)
+        );
+        for (index, stripe) in indexed {
+            assert!(std::ptr::eq(stripe, has.by_index(index)), "index {index}");
+        }
+
+        // Counts land where the lookups say, and the sums find them.
+        for stripes in [&has, &lacks] {
+            stripes.bump(Counter::Failures);
+            stripes.local().add(Counter::Failures, 2);
+            stripes.add_after(Counter::SlowCalls, 3);
+            assert_eq!(stripes.total(Counter::Failures), 3);
+            assert_eq!(stripes.total_acquired(Counter::SlowCalls), 3);
+        }
+        assert_eq!(own.failures.load(Ordering::Relaxed), 3);
+        assert_eq!(common.failures.load(Ordering::Relaxed), 3);
+        assert_eq!(has.shared().failures.load(Ordering::Relaxed), 0);
+    }
 }

@@ -406,3 +406,49 @@ fn a_dropped_call_is_counted_once_by_its_drop_or_by_a_sweep() {
         );
     });
 }
+
+/// [`a_snapshot_never_shows_more_slow_calls_than_failures`] with one stripe, which the main
+/// thread takes first: thread A's slow call is counted in the shared stripe, with atomic
+/// read-modify-writes, while thread B takes a metrics snapshot.
+///
+/// Checks that a snapshot never shows more slow calls than failures on the shared stripe too.
+///
+/// Catches: the shared stripe's add dropping the ordering `add_after` asks for (tried:
+/// `fetch_add(amount, Relaxed)` in `add_ordered`'s shared arm; a snapshot with 1 slow call
+/// and 0 failures, the failure's count read stale). The owned-stripe models above do not
+/// reach that arm.
+#[test]
+fn a_snapshot_never_shows_more_slow_calls_than_failures_on_the_shared_stripe() {
+    check_each_order(2, 2, |order| {
+        let (breaker, clock) = small(|b| b.consecutive_failures(5).slow_call(LIMIT).stripes(1));
+        let _ = breaker.config(); // the main thread takes the one stripe: A and B share
+        let slow: Role<(u64, u64)> = {
+            let (breaker, clock) = (breaker.clone(), clock.clone());
+            Box::new(move || {
+                let permit = breaker.try_acquire().unwrap();
+                clock.advance(DUE);
+                permit.success();
+                (0, 0)
+            })
+        };
+        let reader: Role<(u64, u64)> = {
+            let breaker = breaker.clone();
+            Box::new(move || {
+                let metrics = breaker.metrics();
+                (metrics.slow_calls, metrics.failures)
+            })
+        };
+        let results = spawn_in(order, vec![slow, reader]);
+        let (slow, failures) = results[1];
+        assert!(
+            slow <= failures,
+            "a snapshot with {slow} slow calls and {failures} failures"
+        );
+        let metrics = breaker.metrics();
+        assert_eq!(
+            (metrics.slow_calls, metrics.failures),
+            (1, 1),
+            "{metrics:?}"
+        );
+    });
+}

@@ -61,3 +61,51 @@ fn a_slot_handed_to_another_thread_keeps_its_counts() {
         assert_reached(&allowed, &breaker);
     });
 }
+
+/// A thread records a failure in its own stripe's window, gives its slot back, and records a
+/// success; then, after it is gone, another thread records a failure. Runs of three trip;
+/// each stripe's threads have a window of their own. Sequential: what is tested is where
+/// each call goes, not a race.
+///
+/// Checks the promise of `give_back_slot`: the thread shares the common stripe (and window)
+/// afterwards, so its success lands in the shared window and leaves its failure's run whole;
+/// and its slot is free again, so the next thread takes it, with the window that holds that
+/// failure, and makes it a run of two.
+///
+/// Catches: a thread that claims a slot again after giving its own back (tried: `NO_SLOT`
+/// equal to `UNASSIGNED`; it takes its old slot back, its success ends its own run, and the
+/// next thread is left with the shared window: the longest run is 1), and a give-back that
+/// does not release the slot in the registry (tried: the `release` call removed; the next
+/// thread finds the slot taken and shares the shared window with the success: runs of 1).
+#[test]
+fn a_thread_that_gives_its_slot_back_shares_the_common_stripe_and_frees_the_slot() {
+    common::check(2, || {
+        let breaker = Arc::new(
+            hotbreaker::Breaker::builder()
+                .consecutive_failures(3)
+                .per_thread_windows(true)
+                .stripes(2)
+                .clock(ManualClock::new())
+                .build()
+                .expect("valid configuration"),
+        );
+        let first = breaker.clone();
+        loom::thread::spawn(move || {
+            assert!(make(&first, F));
+            give_back_slot();
+            assert!(make(&first, S));
+        })
+        .join()
+        .unwrap();
+        let second = breaker.clone();
+        loom::thread::spawn(move || assert!(make(&second, F)))
+            .join()
+            .unwrap();
+        let metrics = breaker.metrics();
+        assert_eq!(
+            (metrics.state, metrics.failures, metrics.consecutive_failures),
+            (hotbreaker::State::Closed, 2, 2),
+            "the longest run is the first thread's failure and the second's: {metrics:?}"
+        );
+    });
+}
