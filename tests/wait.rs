@@ -81,11 +81,19 @@ fn a_waiter_waits_out_the_open_period_and_probes() {
         .build()
         .unwrap();
     breaker.try_acquire().unwrap().failure();
-    let probe = breaker
-        .acquire_timeout(LONG)
-        .expect("admitted once the open period ends");
-    assert!(probe.is_probe());
-    probe.success();
+    let breaker = Arc::new(breaker);
+    let waiting = breaker.clone();
+    let result = waiter(move || {
+        waiting.acquire_timeout(LONG).map(|probe| {
+            let is_probe = probe.is_probe();
+            probe.success();
+            is_probe
+        })
+    });
+    let admitted = result
+        .recv_timeout(GUARD)
+        .expect("the waiter slept past the end of the open period");
+    assert_eq!(admitted, Ok(true), "admitted as the probe");
     assert_eq!(breaker.state(), State::Closed);
 }
 
@@ -142,7 +150,10 @@ fn half_open_with_a_hung_probe_and_a_probe_timeout() -> Breaker {
         .build()
         .unwrap();
     breaker.try_acquire().unwrap().failure();
-    let hung = breaker.acquire_timeout(LONG).expect("the probe");
+    // GUARD, not LONG: a wait that misses the end of the open period fails here, not in an hour.
+    let hung = breaker
+        .acquire_timeout(GUARD)
+        .expect("the probe, once the open period ends");
     std::mem::forget(hung);
     breaker
 }
@@ -201,10 +212,13 @@ async fn an_async_waiter_is_woken_by_the_probes_verdict() {
 async fn an_async_waiter_gives_up_at_its_deadline() {
     let breaker = half_open_with_probe_out();
     let _stuck_probe = breaker.try_acquire().unwrap();
-    let rejected = breaker
-        .acquire_timeout_async(Duration::from_millis(30))
-        .await
-        .unwrap_err();
+    let rejected = tokio::time::timeout(
+        GUARD,
+        breaker.acquire_timeout_async(Duration::from_millis(30)),
+    )
+    .await
+    .expect("the task did not give up at its deadline")
+    .unwrap_err();
     assert_eq!(rejected.state(), State::HalfOpen);
 }
 
@@ -216,9 +230,9 @@ async fn an_async_waiter_waits_out_the_open_period() {
         .build()
         .unwrap();
     breaker.try_acquire().unwrap().failure();
-    let probe = breaker
-        .acquire_timeout_async(LONG)
+    let probe = tokio::time::timeout(GUARD, breaker.acquire_timeout_async(LONG))
         .await
+        .expect("the task slept past the end of the open period")
         .expect("admitted after the open period");
     assert!(probe.is_probe());
 }
@@ -296,4 +310,193 @@ fn more_probe_places_wake_a_waiter_on_a_half_open_breaker() {
             .expect("the second probe place did not wake the waiter"),
         Ok(true)
     );
+}
+
+/// Counts the wakes of a waker made from it.
+struct CountsWakes(std::sync::atomic::AtomicUsize);
+
+impl std::task::Wake for CountsWakes {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// A current-thread runtime with the time driver, never driven: a waiting task's timer cannot
+/// fire, so only a notify that finds its waker wakes it.
+fn undriven_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap()
+}
+
+/// Polls `wait` once with a waker of its own, which it returns with the poll's outcome.
+fn poll_once<F: std::future::Future>(
+    wait: std::pin::Pin<&mut F>,
+) -> (std::task::Poll<F::Output>, Arc<CountsWakes>) {
+    let wakes = Arc::new(CountsWakes(std::sync::atomic::AtomicUsize::new(0)));
+    let waker = std::task::Waker::from(wakes.clone());
+    let poll = wait.poll(&mut std::task::Context::from_waker(&waker));
+    (poll, wakes)
+}
+
+/// Eight tasks (as many as there are wake slots) wait on a forced-open breaker; the reset
+/// wakes every one of them then and there, before any timer could. Checks that each claims a
+/// slot of its own, that the notify wakes the waker of every slot taken, and that a poll
+/// leaves its waker in its slot.
+#[test]
+fn a_reset_wakes_each_of_eight_waiting_tasks_at_once() {
+    let runtime = undriven_runtime();
+    let _entered = runtime.enter();
+    let breaker = Breaker::builder().build().unwrap();
+    breaker.force_open();
+    let mut waits: Vec<_> = (0..8)
+        .map(|_| Box::pin(breaker.acquire_timeout_async(LONG)))
+        .collect();
+    let wakes: Vec<_> = waits
+        .iter_mut()
+        .map(|wait| {
+            let (poll, wakes) = poll_once(wait.as_mut());
+            assert!(poll.is_pending(), "forced open: the task waits");
+            wakes
+        })
+        .collect();
+    breaker.reset();
+    let woken: Vec<usize> = wakes
+        .iter()
+        .map(|w| w.0.load(std::sync::atomic::Ordering::SeqCst))
+        .collect();
+    assert!(woken.iter().all(|&n| n > 0), "wakes per task: {woken:?}");
+}
+
+/// A task that waited and was dropped leaves nothing behind: its waker is let go (not kept
+/// in the slot), and its slot is free again, so that after more dropped waits than there
+/// are slots a new waiting task is still woken by a reset at once.
+#[test]
+fn a_dropped_wait_lets_go_of_its_waker_and_its_slot() {
+    let runtime = undriven_runtime();
+    let _entered = runtime.enter();
+    let breaker = Breaker::builder().build().unwrap();
+    breaker.force_open();
+    for _ in 0..9 {
+        let mut wait = Box::pin(breaker.acquire_timeout_async(LONG));
+        let (poll, wakes) = poll_once(wait.as_mut());
+        assert!(poll.is_pending(), "forced open: the task waits");
+        drop(wait);
+        assert_eq!(
+            Arc::strong_count(&wakes),
+            1,
+            "the dropped wait kept its waker"
+        );
+    }
+    let mut wait = Box::pin(breaker.acquire_timeout_async(LONG));
+    let (poll, wakes) = poll_once(wait.as_mut());
+    assert!(poll.is_pending());
+    breaker.reset();
+    assert!(
+        wakes.0.load(std::sync::atomic::Ordering::SeqCst) > 0,
+        "the reset did not wake the task: no slot was free"
+    );
+}
+
+/// `Duration::MAX` ("wait for good") on a breaker that rejects: the task waits, rather than
+/// giving up at once on a deadline it could not compute.
+#[test]
+fn an_async_wait_for_good_waits() {
+    let runtime = undriven_runtime();
+    let _entered = runtime.enter();
+    let breaker = Breaker::builder().build().unwrap();
+    breaker.force_open();
+    let mut wait = Box::pin(breaker.acquire_timeout_async(Duration::MAX));
+    let (poll, wakes) = poll_once(wait.as_mut());
+    assert!(poll.is_pending(), "gave up at once: {poll:?}");
+    breaker.reset();
+    assert!(wakes.0.load(std::sync::atomic::Ordering::SeqCst) > 0);
+    let (poll, _) = poll_once(wait.as_mut());
+    assert!(matches!(poll, std::task::Poll::Ready(Ok(_))), "{poll:?}");
+}
+
+/// A task that gives up at its deadline counts that one rejection, as the blocking wait does.
+#[tokio::test]
+async fn an_async_waiter_that_gives_up_counts_one_rejection() {
+    let breaker = half_open_with_probe_out();
+    let _stuck_probe = breaker.try_acquire().unwrap();
+    breaker
+        .acquire_timeout_async(Duration::from_millis(30))
+        .await
+        .unwrap_err();
+    assert_eq!(breaker.metrics().rejected, 1, "the rejection it gave up on");
+}
+
+/// Twelve tasks wait on a breaker open for an hour on the real clock, four of them with no
+/// wake slot; the open period is ended early. Checks that the tasks without a slot look
+/// again soon (they cannot be woken) rather than sleep the rest of the hour out, so all get
+/// in: one probes and closes the breaker, the rest are admitted closed.
+#[tokio::test]
+async fn tasks_without_a_slot_see_the_open_period_ended_early() {
+    let breaker = Arc::new(
+        Breaker::builder()
+            .consecutive_failures(1)
+            .open_duration(Duration::from_secs(3600))
+            .build()
+            .unwrap(),
+    );
+    breaker.try_acquire().unwrap().failure();
+    let waiters: Vec<_> = (0..12)
+        .map(|_| {
+            let breaker = breaker.clone();
+            tokio::spawn(async move {
+                breaker
+                    .acquire_timeout_async(LONG)
+                    .await
+                    .map(|permit| permit.success())
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(20)).await; // let them wait (not asserted)
+    assert!(breaker.end_open_period());
+    for waiter in waiters {
+        let woken = tokio::time::timeout(GUARD, waiter)
+            .await
+            .expect("a task slept through the end of the open period");
+        assert_eq!(woken.unwrap(), Ok(()));
+    }
+}
+
+/// Counts the polls of the future it wraps.
+struct CountsPolls<F> {
+    inner: std::pin::Pin<Box<F>>,
+    polls: usize,
+}
+
+impl<F: std::future::Future> std::future::Future for CountsPolls<F> {
+    type Output = (F::Output, usize);
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        self.polls += 1;
+        let polls = self.polls;
+        self.inner.as_mut().poll(cx).map(|out| (out, polls))
+    }
+}
+
+/// A task on a forced-open breaker, where only an event could admit it, sleeps until its
+/// deadline: it is polled once to start and once when its timer ends, not again and again
+/// in between. (Counts polls, not time: the deadline only bounds the run.)
+#[tokio::test]
+async fn a_task_nothing_can_admit_is_not_polled_until_its_deadline() {
+    let breaker = Breaker::builder().build().unwrap();
+    breaker.force_open();
+    let (result, polls) = CountsPolls {
+        inner: Box::pin(breaker.acquire_timeout_async(Duration::from_millis(100))),
+        polls: 0,
+    }
+    .await;
+    assert_eq!(result.unwrap_err().state(), State::ForcedOpen);
+    assert!(polls <= 3, "polled {polls} times");
 }
