@@ -129,7 +129,10 @@ impl NewestProbe {
                 return true;
             }
             // Release: a caller that acquires the state word this admission writes next sees
-            // this time.
+            // this time; and a stalled admitter of an older generation that loads this time
+            // then re-reads a state at least as new as the one this admission acted on, so it
+            // writes nothing over it (the loom model
+            // `a_stalled_half_opener_leaves_a_later_probe_time_alone`).
             match self
                 .word
                 .compare_exchange_weak(current, new, Ordering::AcqRel, Ordering::Acquire)

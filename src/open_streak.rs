@@ -166,7 +166,8 @@ mod tests {
         // Another failure of the same round: the same count, written already.
         streak.publish(3, 1, || panic!("nothing to write, no state to read"));
         assert_eq!(streak.rounds_ending_in(4, true), 2);
-        streak.publish(5, 2, || false);
+        // A count the stale opener's would not be mistaken for (3's count, plus one, is 2).
+        streak.publish(5, 7, || false);
         assert_eq!(streak.rounds_ending_in(4, true), 2, "still 3's count");
     }
 
@@ -193,5 +194,34 @@ mod tests {
             2,
             "5's count is this period's"
         );
+    }
+
+    /// A count is read back in all its 32 bits: catches a count truncated when the word is
+    /// packed or unpacked (a 16-bit count reads 70_000 as 4_464, and 65_536 as no count).
+    #[test]
+    fn a_count_keeps_all_its_32_bits() {
+        let streak = OpenStreak::new();
+        streak.publish(3, 70_000, || true);
+        assert_eq!(streak.rounds_ending_in(4, true), 70_001);
+        streak.publish(5, 65_536, || true);
+        assert_eq!(streak.rounds_ending_in(6, true), 65_537);
+    }
+
+    /// A count stays at `u32::MAX` once there: catches a count that wraps to 0 (which would
+    /// read as "no count" and a back-off from the start).
+    #[test]
+    fn a_count_saturates_at_u32_max() {
+        let streak = OpenStreak::new();
+        streak.publish(3, u32::MAX, || true);
+        assert_eq!(streak.rounds_ending_in(4, true), u32::MAX);
+    }
+
+    /// Half-open 0, after the generation wraps, follows the opening in `u32::MAX`: catches a
+    /// `half_open - 1` that saturates at 0 instead of wrapping (the round read as the first).
+    #[test]
+    fn the_round_before_half_open_0_is_u32_max() {
+        let streak = OpenStreak::new();
+        streak.publish(u32::MAX, 2, || true);
+        assert_eq!(streak.rounds_ending_in(0, true), 3);
     }
 }

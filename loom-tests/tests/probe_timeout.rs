@@ -352,3 +352,60 @@ fn an_outdated_half_opener_does_not_undo_a_seal() {
         );
     });
 }
+
+/// One probe place. Thread B asks once, at the end of the open period: it may half-open the
+/// breaker itself, or stall between reading the state and recording its admission. Thread A
+/// takes the first probe, fails it (the breaker opens again), waits out that period and takes
+/// the next probe, which it keeps out. Afterwards every probe out is overdue.
+///
+/// Checks that a breaker left half-open with every probe place taken, once all its probes are
+/// past the timeout, is opened again by the next call: the newest probe's time of the current
+/// half-open generation is still there, not replaced by a stalled admission of an older one.
+///
+/// Catches: an admission whose compare-and-swap on the newest-probe word does not release
+/// (`Acquire` instead of `AcqRel`): B, stalled, loads A's time of half-open `g + 3` with no
+/// order to A's transitions, re-reads the state as the open word of `g` it acted on, and
+/// writes its own time of `g + 1` over A's; B's swap then fails, and `g + 3`'s probe, with no
+/// time recorded, is never given up on.
+#[test]
+fn a_stalled_half_opener_leaves_a_later_probe_time_alone() {
+    check_each_order(2, 2, |order| {
+        let (breaker, clock) = small(|b| b.consecutive_failures(1).probe_timeout(OPEN));
+        trip_and_wait(&breaker, &clock);
+        let prober: Role<()> = {
+            let (breaker, clock) = (breaker.clone(), clock.clone());
+            Box::new(move || {
+                let Ok(first) = breaker.try_acquire() else {
+                    return; // B took the first probe
+                };
+                first.failure(); // open again
+                clock.advance(OPEN);
+                if let Ok(second) = breaker.try_acquire() {
+                    std::mem::forget(second); // kept out
+                }
+            })
+        };
+        let stalled: Role<()> = {
+            let breaker = breaker.clone();
+            Box::new(move || {
+                if let Ok(permit) = breaker.try_acquire() {
+                    std::mem::forget(permit); // a probe, kept out
+                }
+            })
+        };
+        spawn_in(order, vec![prober, stalled]);
+
+        clock.advance(2 * OPEN);
+        let m = breaker.metrics();
+        if m.state == State::HalfOpen && m.probes_out > 0 {
+            let Err(rejected) = breaker.try_acquire() else {
+                panic!("every probe place is taken");
+            };
+            assert_eq!(
+                rejected.state(),
+                State::Open,
+                "every probe out is overdue, yet not given up on"
+            );
+        }
+    });
+}
