@@ -253,7 +253,17 @@ async fn many_async_waiters_more_than_the_wake_slots_all_get_in() {
     // Eight tasks can leave wakers; the rest fall back to polling. All must be admitted.
     let breaker = std::sync::Arc::new(half_open_with_probe_out());
     let probe = breaker.try_acquire_owned().unwrap();
-    let waiters: Vec<_> = (0..12)
+    let waiters = twelve_waiting_tasks(&breaker).await;
+    probe.success();
+    all_get_in(waiters, "a task was not woken").await;
+}
+
+/// Twelve tasks, more than the eight wake slots, each waiting [`LONG`] for a permit and
+/// recording a success with it, once they have had time to wait (not asserted).
+async fn twelve_waiting_tasks<C: hotbreaker::Clock>(
+    breaker: &Arc<Breaker<C>>,
+) -> Vec<tokio::task::JoinHandle<Result<(), hotbreaker::Rejected>>> {
+    let waiters = (0..12)
         .map(|_| {
             let breaker = breaker.clone();
             tokio::spawn(async move {
@@ -265,11 +275,16 @@ async fn many_async_waiters_more_than_the_wake_slots_all_get_in() {
         })
         .collect();
     tokio::time::sleep(Duration::from_millis(20)).await;
-    probe.success();
+    waiters
+}
+
+/// Every one of `waiters` is admitted within [`GUARD`]; `lost` says what it means if not.
+async fn all_get_in(
+    waiters: Vec<tokio::task::JoinHandle<Result<(), hotbreaker::Rejected>>>,
+    lost: &str,
+) {
     for waiter in waiters {
-        let woken = tokio::time::timeout(GUARD, waiter)
-            .await
-            .expect("a task was not woken");
+        let woken = tokio::time::timeout(GUARD, waiter).await.expect(lost);
         assert_eq!(woken.unwrap(), Ok(()));
     }
 }
@@ -445,25 +460,9 @@ async fn tasks_without_a_slot_see_the_open_period_ended_early() {
             .unwrap(),
     );
     breaker.try_acquire().unwrap().failure();
-    let waiters: Vec<_> = (0..12)
-        .map(|_| {
-            let breaker = breaker.clone();
-            tokio::spawn(async move {
-                breaker
-                    .acquire_timeout_async(LONG)
-                    .await
-                    .map(|permit| permit.success())
-            })
-        })
-        .collect();
-    tokio::time::sleep(Duration::from_millis(20)).await; // let them wait (not asserted)
+    let waiters = twelve_waiting_tasks(&breaker).await;
     assert!(breaker.end_open_period());
-    for waiter in waiters {
-        let woken = tokio::time::timeout(GUARD, waiter)
-            .await
-            .expect("a task slept through the end of the open period");
-        assert_eq!(woken.unwrap(), Ok(()));
-    }
+    all_get_in(waiters, "a task slept through the end of the open period").await;
 }
 
 /// Counts the polls of the future it wraps.

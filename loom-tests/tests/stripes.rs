@@ -103,7 +103,11 @@ fn a_thread_that_gives_its_slot_back_shares_the_common_stripe_and_frees_the_slot
             .unwrap();
         let metrics = breaker.metrics();
         assert_eq!(
-            (metrics.state, metrics.failures, metrics.consecutive_failures),
+            (
+                metrics.state,
+                metrics.failures,
+                metrics.consecutive_failures
+            ),
             (hotbreaker::State::Closed, 2, 2),
             "the longest run is the first thread's failure and the second's: {metrics:?}"
         );
