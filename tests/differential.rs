@@ -4,7 +4,9 @@
 use std::time::Duration;
 
 use hotbreaker::Outcome;
-use hotbreaker::testing::{Layout, ModelConfig, Op, run_differential, run_differential_laid_out};
+use hotbreaker::testing::{
+    Layout, ModelConfig, Op, run_differential, run_differential_counts, run_differential_laid_out,
+};
 use proptest::prelude::*;
 
 fn threshold() -> impl Strategy<Value = f64> {
@@ -93,6 +95,7 @@ fn op() -> impl Strategy<Value = Op> {
         2 => any::<u8>().prop_map(Op::ReconfigureAndReset),
         2 => any::<u8>().prop_map(Op::Reconfigure),
         2 => any::<u8>().prop_map(Op::ReconfigureUnlessClosed),
+        3 => any::<u8>().prop_map(Op::ReconfigureRulesWhileClosed),
         1 => (1u32..=30).prop_map(Op::OpenFor),
         1 => Just(Op::EndOpenPeriod),
     ]
@@ -279,6 +282,57 @@ fn rules_changed_while_not_closed_judge_from_the_next_closing_alike() {
         Op::Acquire,
     ];
     assert_eq!(run_differential(&config, &ops), Ok(true));
+}
+
+/// [`Op::ReconfigureRulesWhileClosed`] of each kind the model follows, permits out: a
+/// threshold lowered in a full window, a run shortened while the window fills, and the rate
+/// rule removed beside the run. Each trips on a call the first rules let through, or lets
+/// through one they trip on.
+#[test]
+fn rules_changed_while_closed_judge_from_the_next_outcome_alike() {
+    let (config, _) = every_transition();
+    let (succeed, fail) = (Op::Call(Outcome::Success), Op::Call(Outcome::Failure));
+    // Picks: the change in the low two bits, its value above them.
+    let threshold_a_fifth = Op::ReconfigureRulesWhileClosed(1 << 2 | 1);
+    let run_of_two = Op::ReconfigureRulesWhileClosed(1 << 2);
+    let no_rate_rule = Op::ReconfigureRulesWhileClosed(3);
+    let ops = [
+        // A permit out across every change below, ended at the last step.
+        Op::Acquire,
+        // Filling: a threshold is not changed before the window is full.
+        threshold_a_fifth,
+        succeed,
+        fail,
+        succeed,
+        succeed,
+        // Full at a rate of 1 in 4, under a half: lowered to a fifth. Neither the change nor
+        // the next success trips, though the window holds 1 in 4; the next failure does.
+        threshold_a_fifth,
+        succeed,
+        fail,
+        Op::Reset,
+        // Filling, no minimum reached: two failures trip the run of two, not of three.
+        run_of_two,
+        fail,
+        fail,
+        Op::Reset,
+        // With the run alone, a failure every other call never trips; two in a row do.
+        no_rate_rule,
+        succeed,
+        fail,
+        succeed,
+        fail,
+        succeed,
+        fail,
+        fail,
+        Op::Record(0, Outcome::Failure),
+    ];
+    let counts = run_differential_counts(&config, &ops).map(|counts| counts.map(|c| c.openings));
+    assert_eq!(
+        counts,
+        Ok(Some(3)),
+        "one opening in each of the three closed spells"
+    );
 }
 
 #[test]

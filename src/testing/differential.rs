@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::hung_bounds;
-use super::model::{ModelConfig, ModelPermit, ReferenceModel};
+use super::model::{ModelConfig, ModelCounts, ModelPermit, ReferenceModel};
 use crate::{Breaker, ManualClock, Outcome, Permit};
 
 /// One step of a differential run.
@@ -56,6 +56,12 @@ pub enum Op {
     /// breaker next closes, so the new rules then judge exactly, as `reconfigure` documents.
     /// While closed, where what the window holds depends on the old rules, nothing.
     ReconfigureUnlessClosed(u8),
+    /// [`Breaker::reconfigure`], with permits out and no reset, of a closed breaker, to a
+    /// change of its rules that this number picks ([`varied_while_closed`]) among those the
+    /// model follows ([`ReferenceModel::reconfigure_rules_while_closed`]): the run added,
+    /// removed or changed, the rate rule's threshold or minimum changed once the window is
+    /// full, or the rate rule removed beside a run. Otherwise nothing.
+    ReconfigureRulesWhileClosed(u8),
 }
 
 /// Where the breaker and the model first disagreed.
@@ -126,6 +132,24 @@ pub fn run_differential(config: &ModelConfig, ops: &[Op]) -> Result<bool, Mismat
     run_differential_split(config, config, ops)
 }
 
+/// Like [`run_differential`], returning the counters the two agreed on at the end (`None`
+/// if the builder refuses `config`): for a test that must also know what happened, such as
+/// how many times the breaker opened.
+///
+/// # Errors
+///
+/// The first [`Mismatch`].
+pub fn run_differential_counts(
+    config: &ModelConfig,
+    ops: &[Op],
+) -> Result<Option<ModelCounts>, Mismatch> {
+    let layout = Layout {
+        count_successes: true,
+        ..Layout::default()
+    };
+    run_on(layout.builder(config), config, None, ops, true)
+}
+
 /// Like [`run_differential`], with the model built from its own configuration: for checking
 /// that the harness notices a model that differs from the breaker.
 ///
@@ -148,6 +172,7 @@ pub fn run_differential_split(
         ops,
         true,
     )
+    .map(|counts| counts.is_some())
 }
 
 /// Like [`run_differential`], with the breaker built as `layout` says (while successes are not
@@ -174,6 +199,7 @@ pub fn run_differential_laid_out(
             ops,
             layout.count_successes,
         )
+        .map(|counts| counts.is_some())
     };
     if !layout.shared_stripe {
         return run();
@@ -192,14 +218,15 @@ pub fn run_differential_laid_out(
 /// Runs `ops` on the breaker `builder` builds (on a manual clock, with a listener) and on a
 /// model of `model_config`, comparing after every step; the breaker counts its successes if
 /// `successes_counted` (until an [`Op::Reconfigure`] switches that), and keeps
-/// `failure_records` if they were set.
+/// `failure_records` if they were set. The model's counters at the end, `None` if the
+/// builder refuses the configuration.
 fn run_on(
     builder: crate::Builder,
     model_config: &ModelConfig,
     failure_records: Option<usize>,
     ops: &[Op],
     successes_counted: bool,
-) -> Result<bool, Mismatch> {
+) -> Result<Option<ModelCounts>, Mismatch> {
     let clock = ManualClock::new();
     let told = Arc::new(Mutex::new(Vec::new()));
     let listener = Arc::clone(&told);
@@ -208,7 +235,7 @@ fn run_on(
         .clock(clock.clone())
         .build();
     let Ok(breaker) = built else {
-        return Ok(false);
+        return Ok(None);
     };
     let mut model = ReferenceModel::new(*model_config);
     model.set_counting(successes_counted);
@@ -327,6 +354,17 @@ fn run_on(
                     in_force = next;
                 }
             }
+            Op::ReconfigureRulesWhileClosed(pick) => {
+                let closed_change = model
+                    .is_closed()
+                    .then(|| varied_while_closed(&in_force, pick, records, model.is_full()))
+                    .flatten();
+                if let Some(next) = closed_change {
+                    reconfigure(&breaker, &next, false).map_err(mismatch)?;
+                    model.reconfigure_rules_while_closed(next);
+                    in_force = next;
+                }
+            }
             Op::Reconfigure(pick) => {
                 let next = varied_beside_the_rules(&in_force, pick);
                 let switch_counting = switches_success_counts(pick);
@@ -360,7 +398,7 @@ fn run_on(
         hung_so_far = hung;
         compare_transitions(&told.lock().unwrap(), model.transitions()).map_err(mismatch)?;
     }
-    Ok(true)
+    Ok(Some(model.counts))
 }
 
 /// [`Breaker::reconfigure`] to `next`, with what a reconfiguration cannot change as the
@@ -563,6 +601,40 @@ pub(super) fn varied(config: &ModelConfig, pick: u8, records: u32) -> ModelConfi
         }
     }
     next
+}
+
+/// A change of `config`'s rules that `pick` chooses, for [`Op::ReconfigureRulesWhileClosed`],
+/// if it is one the model follows while closed, `full` saying whether the rate window is
+/// full: its low two bits the change, the rest the new value.
+///
+/// - 0: the run set to 1 to 8 calls (no longer than `records`), or removed if a rate rule
+///   stays;
+/// - 1: the threshold set to a tenth to a whole, once full;
+/// - 2: the minimum set to 0 (not set) up to the window, once full;
+/// - 3: the rate rule removed, if there is a run.
+///
+/// A configuration with no rule has the default rate rule's, which is kept.
+pub(super) fn varied_while_closed(
+    config: &ModelConfig,
+    pick: u8,
+    records: u32,
+    full: bool,
+) -> Option<ModelConfig> {
+    let mut next = super::model::with_default_rule(*config);
+    let value = u32::from(pick >> 2);
+    match (pick & 3, next.failure_rate) {
+        (0, Some(_)) if value % 5 == 0 => next.consecutive_failures = None,
+        (0, _) => next.consecutive_failures = Some(value % records.min(8) + 1),
+        (1, Some((_, window, minimum))) if full => {
+            next.failure_rate = Some((f64::from(value % 10 + 1) / 10.0, window, minimum));
+        }
+        (2, Some((threshold, window, _))) if full => {
+            next.failure_rate = Some((threshold, window, value % (window + 1)));
+        }
+        (3, Some(_)) if next.consecutive_failures.is_some() => next.failure_rate = None,
+        _ => return None,
+    }
+    Some(next)
 }
 
 /// A variation of `config` beside its rules that `pick` chooses, for [`Op::Reconfigure`]: its

@@ -384,7 +384,9 @@ fn run_thread(breaker: &Breaker<ManualClock>, clock: &ManualClock, ops: &[Op], t
             // No model here to say whether the breaker is closed: the rules change whatever
             // its state, racing the other thread's calls, which the checks after the run hold
             // to their promises all the same.
-            Op::ReconfigureUnlessClosed(pick) => tally.reconfigure_rules(breaker, pick),
+            Op::ReconfigureUnlessClosed(pick) | Op::ReconfigureRulesWhileClosed(pick) => {
+                tally.reconfigure_rules(breaker, pick);
+            }
             Op::ForceOpen => breaker.force_open(),
             Op::ForceClosed => breaker.force_closed(),
             Op::Reset => breaker.reset(),
@@ -489,11 +491,12 @@ fn decode_ops(u: &mut Unstructured<'_>, max: usize) -> DecodeResult<Vec<Op>> {
             78..=90 => Op::Advance(u.int_in_range(1u32..=30)?),
             91..=92 => Op::AdvanceToBoundary(usize::from(u.arbitrary::<u8>()?)),
             93..=94 => Op::AdvanceNanos(u.int_in_range(1u32..=999)?),
-            // Split so that inputs saved before `Reconfigure` and `ReconfigureUnlessClosed`
-            // came still decode as they did but for them.
+            // Split so that inputs saved before `Reconfigure`, `ReconfigureUnlessClosed` and
+            // `ReconfigureRulesWhileClosed` came still decode as they did but for them.
             95 => match u.arbitrary::<u8>()? {
                 0..=95 => Op::Reset,
-                96..=127 => Op::ReconfigureUnlessClosed(u.arbitrary()?),
+                96..=111 => Op::ReconfigureUnlessClosed(u.arbitrary()?),
+                112..=127 => Op::ReconfigureRulesWhileClosed(u.arbitrary()?),
                 128..=191 => Op::Reconfigure(u.arbitrary()?),
                 pick => Op::ReconfigureAndReset(pick),
             },

@@ -63,7 +63,7 @@ impl ModelConfig {
 
 /// `config`, with the default failure-rate rule if it has no rule: what a breaker built from it
 /// judges by.
-fn with_default_rule(mut config: ModelConfig) -> ModelConfig {
+pub(super) fn with_default_rule(mut config: ModelConfig) -> ModelConfig {
     if config.failure_rate.is_none() && config.consecutive_failures.is_none() {
         let (threshold, window) = crate::DEFAULT_FAILURE_RATE;
         config.failure_rate = Some((threshold, window, window));
@@ -615,6 +615,10 @@ impl ReferenceModel {
         self.run = if failed { self.run + 1 } else { 0 };
         let mut trips = matches!(self.config.consecutive_failures, Some(k) if self.run >= k);
         if let Some((threshold, window, minimum)) = self.config.failure_rate {
+            // A success in a full window leaves its rate at most where the previous outcome
+            // left it, so it trips nothing: the window judges only failures once full, which
+            // matters once the threshold can be lowered while it is.
+            let judged = failed || self.recorded <= u64::from(window);
             self.window.push_back(failed);
             if self.window.len() > window as usize {
                 self.window.pop_front();
@@ -623,8 +627,9 @@ impl ReferenceModel {
             let held = self.window.len();
             // Not set, the minimum is the window: the documented default.
             let minimum = if minimum == 0 { window } else { minimum };
-            trips |=
-                self.recorded >= u64::from(minimum) && failures as f64 / held as f64 >= threshold;
+            trips |= judged
+                && self.recorded >= u64::from(minimum)
+                && failures as f64 / held as f64 >= threshold;
         }
         trips
     }
@@ -735,6 +740,52 @@ impl ReferenceModel {
             "a rule changed without a reset while closed: not modelled"
         );
         self.config = with_default_rule(config);
+        self.calls_out_due = 0;
+    }
+
+    /// Whether the rate window, if there is a rate rule, holds as many calls as it is long:
+    /// where a closed model follows a changed threshold or minimum
+    /// ([`reconfigure_rules_while_closed`](ReferenceModel::reconfigure_rules_while_closed)).
+    pub fn is_full(&self) -> bool {
+        self.config
+            .failure_rate
+            .is_none_or(|(_, window, _)| self.recorded >= u64::from(window))
+    }
+
+    /// [`Breaker::reconfigure`](crate::Breaker::reconfigure) to `config` of a closed breaker,
+    /// without a reset, where `reconfigure` documents no departure from the new rules: the
+    /// window holds what it held and judges by `config` from the next outcome on, and nothing
+    /// trips until then. `config` may differ from the configuration in force in:
+    ///
+    /// - the run: added, removed (if a rate rule stays), or changed, at any time;
+    /// - the rate rule's threshold and minimum, once the window is full
+    ///   ([`is_full`](ReferenceModel::is_full)): while it fills, the breaker judges its first
+    ///   calls by the rule in force when it reaches the minimum and when it fills;
+    /// - the rate rule removed, if a run stays: there is then no rate window to show;
+    ///
+    /// and in the settings [`reconfigure`](ReferenceModel::reconfigure) takes.
+    ///
+    /// # Panics
+    ///
+    /// If the model is not closed, or `config` changes the rules in any other way: a rate
+    /// rule added, its window's length changed, or its threshold or minimum changed while it
+    /// fills.
+    pub fn reconfigure_rules_while_closed(&mut self, config: ModelConfig) {
+        assert!(
+            self.is_closed(),
+            "not closed: use reconfigure_unless_closed"
+        );
+        let next = with_default_rule(config);
+        let window = |config: &ModelConfig| config.failure_rate.map(|(_, window, _)| window);
+        match (self.config.failure_rate, next.failure_rate) {
+            (_, None) => self.window.clear(),
+            (Some(_), Some(_)) if window(&self.config) == window(&next) => assert!(
+                self.is_full() || self.config.failure_rate == next.failure_rate,
+                "a threshold or minimum changed while the window fills: not modelled"
+            ),
+            _ => panic!("a rate window added or resized while closed: not modelled"),
+        }
+        self.config = next;
         self.calls_out_due = 0;
     }
 
