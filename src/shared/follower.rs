@@ -204,6 +204,9 @@ pub struct SharedOpenings<S> {
     /// This instance's name among those sharing windows, and how old a shared window may be,
     /// if windows are shared.
     window_sharing: Option<(String, Duration)>,
+    /// The wall clock every time stamped or compared here is read from
+    /// ([`wall_clock`](SharedOpenings::wall_clock)).
+    wall_clock: fn() -> SystemTime,
 }
 
 /// What one [`poll`](SharedOpenings::poll) did.
@@ -240,7 +243,32 @@ impl<S: OpeningStore> SharedOpenings<S> {
             registries: Vec::new(),
             wait_for_probe: Duration::ZERO,
             window_sharing: None,
+            wall_clock: SystemTime::now,
         }
+    }
+
+    /// Reads the wall clock with `now` instead of [`SystemTime::now`]: every time this
+    /// follower stamps (an opening's deadline and publish time, a recovery, a shared window)
+    /// and every time it compares one with the present. For simulations and tests that place
+    /// times to the millisecond. A store may read a wall clock of its own: the Redis store
+    /// does, to drop windows too old to count.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::{Duration, SystemTime};
+    /// use hotbreaker::shared::{MemoryStore, SharedOpenings};
+    ///
+    /// // A follower that lives a minute in this machine's past.
+    /// fn a_minute_ago() -> SystemTime {
+    ///     SystemTime::now() - Duration::from_secs(60)
+    /// }
+    /// let following = SharedOpenings::new(MemoryStore::new()).wall_clock(a_minute_ago);
+    /// ```
+    #[must_use]
+    pub fn wall_clock(mut self, now: fn() -> SystemTime) -> Self {
+        self.wall_clock = now;
+        self
     }
 
     /// Lets one instance probe for all: an opening applied from the store lasts up to
@@ -433,12 +461,14 @@ impl<S: OpeningStore> SharedOpenings<S> {
             // an opening from the store already opens waits for that opening's probe rather
             // than open on the windows by itself. Then this instance's own judgement, and
             // what it has to tell.
-            let own_recovery = Self::publish_own_recovery(&mut self.store, entry, &mut report);
+            let now = self.wall_clock;
+            let own_recovery = Self::publish_own_recovery(&mut self.store, entry, now, &mut report);
             let applied_before = report.opened + report.extended;
             let remote_opening = Self::apply_remote_opening(
                 &mut self.store,
                 entry,
                 self.wait_for_probe,
+                now,
                 &mut report,
             );
             // An opening applied just now was checked against the recovery a moment ago:
@@ -446,14 +476,20 @@ impl<S: OpeningStore> SharedOpenings<S> {
             let remote_recovery = if report.opened + report.extended > applied_before {
                 Ok(())
             } else {
-                Self::apply_remote_recovery(&mut self.store, entry, &mut report)
+                Self::apply_remote_recovery(&mut self.store, entry, now, &mut report)
             };
             let steps = [
                 own_recovery,
                 remote_opening,
                 remote_recovery,
-                Self::share_window(&mut self.store, entry, &self.window_sharing, &mut report),
-                Self::publish_own_opening(&mut self.store, entry, &mut report),
+                Self::share_window(
+                    &mut self.store,
+                    entry,
+                    &self.window_sharing,
+                    now,
+                    &mut report,
+                ),
+                Self::publish_own_opening(&mut self.store, entry, now, &mut report),
             ];
             for error in steps.into_iter().filter_map(Result::err) {
                 report.errors.push((entry.name.clone(), error));
@@ -465,6 +501,7 @@ impl<S: OpeningStore> SharedOpenings<S> {
     fn publish_own_opening(
         store: &mut S,
         entry: &mut Entry,
+        wall_clock: fn() -> SystemTime,
         report: &mut PollReport,
     ) -> Result<(), StoreError> {
         let Some((generation, remaining)) = entry.breaker.current_opening() else {
@@ -477,7 +514,7 @@ impl<S: OpeningStore> SharedOpenings<S> {
         {
             return Ok(());
         }
-        let now = SystemTime::now();
+        let now = wall_clock();
         let until = now + remaining;
         store.publish(&entry.name, Opening::new(until, now))?;
         entry.published_generation = Some(generation);
@@ -502,6 +539,7 @@ impl<S: OpeningStore> SharedOpenings<S> {
         store: &mut S,
         entry: &mut Entry,
         sharing: &Option<(String, Duration)>,
+        wall_clock: fn() -> SystemTime,
         report: &mut PollReport,
     ) -> Result<(), StoreError> {
         let (Some((instance, fresh_for)), Some((rate, open_for))) =
@@ -510,7 +548,7 @@ impl<S: OpeningStore> SharedOpenings<S> {
             return Ok(());
         };
         let (failures, calls) = entry.breaker.window();
-        let now = SystemTime::now();
+        let now = wall_clock();
         store.publish_window(
             &entry.name,
             &WindowShare::new(instance.clone(), failures, calls, now),
@@ -553,6 +591,7 @@ impl<S: OpeningStore> SharedOpenings<S> {
     fn publish_own_recovery(
         store: &mut S,
         entry: &mut Entry,
+        wall_clock: fn() -> SystemTime,
         report: &mut PollReport,
     ) -> Result<(), StoreError> {
         let (Some(opened), Some(closed)) = (entry.recovery_due, entry.breaker.closed_generation())
@@ -562,7 +601,7 @@ impl<S: OpeningStore> SharedOpenings<S> {
         if !comes_after(closed, opened) {
             return Ok(());
         }
-        let now = SystemTime::now();
+        let now = wall_clock();
         let closed_at = now.checked_sub(entry.breaker.closed_ago()).unwrap_or(now);
         store.publish_recovery(&entry.name, closed_at)?;
         entry.recovery_due = None;
@@ -575,6 +614,7 @@ impl<S: OpeningStore> SharedOpenings<S> {
     fn apply_remote_recovery(
         store: &mut S,
         entry: &mut Entry,
+        wall_clock: fn() -> SystemTime,
         report: &mut PollReport,
     ) -> Result<(), StoreError> {
         let Some(external) = entry.external_generation else {
@@ -592,7 +632,7 @@ impl<S: OpeningStore> SharedOpenings<S> {
             return Ok(());
         };
         let recovered = unix_millis(recovered);
-        let believable = unix_millis(SystemTime::now() + RECOVERY_AHEAD);
+        let believable = unix_millis(wall_clock() + RECOVERY_AHEAD);
         if recovered > entry.applied_at
             && recovered <= believable
             && entry.breaker.end_opening(external)
@@ -606,6 +646,7 @@ impl<S: OpeningStore> SharedOpenings<S> {
         store: &mut S,
         entry: &mut Entry,
         wait_for_probe: Duration,
+        wall_clock: fn() -> SystemTime,
         report: &mut PollReport,
     ) -> Result<(), StoreError> {
         let own_opening = entry
@@ -613,7 +654,7 @@ impl<S: OpeningStore> SharedOpenings<S> {
             .current_opening()
             .is_some_and(|(generation, _)| !entry.breaker.opened_from_store(generation));
         if own_opening {
-            entry.own_opening_seen_at = unix_millis(SystemTime::now());
+            entry.own_opening_seen_at = unix_millis(wall_clock());
         }
         let Some(opening) = store.opening(&entry.name)? else {
             return Ok(());
@@ -635,7 +676,7 @@ impl<S: OpeningStore> SharedOpenings<S> {
         if closed.is_some() && unix_millis(opening.published_at) <= entry.own_opening_seen_at {
             return Ok(()); // older than the probe that closed the breaker after its own opening
         }
-        let Ok(remaining) = opening.until.duration_since(SystemTime::now()) else {
+        let Ok(remaining) = opening.until.duration_since(wall_clock()) else {
             return Ok(()); // passed while it travelled
         };
         // No longer than the period its publisher meant: deadline and publish time come from
@@ -659,7 +700,7 @@ impl<S: OpeningStore> SharedOpenings<S> {
             Err(error) => (None, Some(error)),
         };
         if let Some(recovered) = recovered {
-            let believable = SystemTime::now() + RECOVERY_AHEAD;
+            let believable = wall_clock() + RECOVERY_AHEAD;
             if recovered <= believable && opening.is_answered_by(recovered) {
                 entry.settled = Some(opening);
                 return Ok(());
@@ -669,7 +710,7 @@ impl<S: OpeningStore> SharedOpenings<S> {
             .saturating_add(wait_for_probe)
             .min(MAX_OPEN_DURATION);
         // A recovery after the opening's publish answers it, even one published after now.
-        let applied_at = unix_millis(SystemTime::now()).min(unix_millis(opening.published_at));
+        let applied_at = unix_millis(wall_clock()).min(unix_millis(opening.published_at));
         // The opening applied before, still running: a later deadline makes it longer.
         if let Some(external) = entry.external_generation {
             if entry.breaker.extend_opening(external, hold) {

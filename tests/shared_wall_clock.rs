@@ -1,0 +1,195 @@
+//! The follower's comparisons with its wall clock, at their ties. Each test pins the clock
+//! the follower reads ([`SharedOpenings::wall_clock`]) and puts a time exactly on a line,
+//! then one millisecond past it: the unit stores keep times in.
+
+use std::cell::Cell;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use hotbreaker::shared::{
+    MemoryStore, Opening, OpeningStore, RECOVERY_AHEAD, SharedOpenings, WindowShare,
+};
+use hotbreaker::{Breaker, ManualClock, State};
+
+const OPEN: Duration = Duration::from_secs(30);
+const FRESH_FOR: Duration = Duration::from_secs(5);
+const MILLI: Duration = Duration::from_millis(1);
+
+thread_local! {
+    /// The wall clock of this test's followers: each test runs on a thread of its own.
+    static WALL: Cell<SystemTime> = Cell::new(start());
+}
+
+/// A time well after the epoch, on a whole millisecond.
+fn start() -> SystemTime {
+    SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000)
+}
+
+fn pinned_wall() -> SystemTime {
+    WALL.with(Cell::get)
+}
+
+fn pin_wall(at: SystemTime) {
+    WALL.with(|wall| wall.set(at));
+}
+
+/// A breaker on a manual clock that trips at its first failure, followed under "db" on the
+/// pinned wall clock.
+fn followed(store: &MemoryStore) -> (Arc<Breaker<ManualClock>>, SharedOpenings<MemoryStore>) {
+    let breaker = Arc::new(
+        Breaker::builder()
+            .consecutive_failures(1)
+            .open_duration(OPEN)
+            .clock(ManualClock::new())
+            .build()
+            .unwrap(),
+    );
+    let follower = SharedOpenings::new(store.clone())
+        .wall_clock(pinned_wall)
+        .follow("db", breaker.clone());
+    (breaker, follower)
+}
+
+fn trip(breaker: &Breaker<ManualClock>) {
+    breaker.try_acquire().unwrap().failure();
+    assert_eq!(breaker.state(), State::Open);
+}
+
+#[test]
+fn an_opening_is_stamped_with_the_followers_wall_clock() {
+    let store = MemoryStore::new();
+    let (breaker, mut follower) = followed(&store);
+    trip(&breaker);
+    assert_eq!(follower.poll().published, 1);
+    assert_eq!(
+        store.clone().opening("db").unwrap(),
+        Some(Opening::new(start() + OPEN, start()))
+    );
+}
+
+#[test]
+fn a_recovery_is_stamped_when_the_breaker_closed_on_the_followers_wall_clock() {
+    let mut store = MemoryStore::new();
+    let (breaker, mut follower) = followed(&store);
+    trip(&breaker);
+    assert_eq!(follower.poll().published, 1);
+    breaker.clock().advance(OPEN);
+    breaker.try_acquire().unwrap().success();
+    assert_eq!(breaker.state(), State::Closed);
+    // The poll comes 2 s after the closing, on the breaker's clock.
+    breaker.clock().advance(Duration::from_secs(2));
+    pin_wall(start() + Duration::from_secs(40));
+    assert_eq!(follower.poll().recoveries_published, 1);
+    assert_eq!(
+        store.recovered_at("db").unwrap(),
+        Some(start() + Duration::from_secs(38))
+    );
+}
+
+#[test]
+fn an_opening_is_applied_for_what_is_left_of_it_on_the_followers_wall_clock() {
+    let mut store = MemoryStore::new();
+    // Published 10 s ago for 40 s: 30 s are left.
+    let published = start() - Duration::from_secs(10);
+    store
+        .publish(
+            "db",
+            Opening::new(published + Duration::from_secs(40), published),
+        )
+        .unwrap();
+    let (breaker, mut follower) = followed(&store);
+    assert_eq!(follower.poll().opened, 1);
+    let rejected = breaker.try_acquire().unwrap_err();
+    assert_eq!(rejected.retry_after(), Some(Duration::from_secs(30)));
+}
+
+/// Another instance's window stamped `at`, added to this one's: 5 failures of 10 in all,
+/// which meets a rate of a half. Whether the sum opened the breaker.
+fn opens_with_a_window_stamped(at: SystemTime) -> bool {
+    let mut store = MemoryStore::new();
+    store
+        .publish_window("db", &WindowShare::new("b", 3, 7, at))
+        .unwrap();
+    let breaker = Arc::new(
+        Breaker::builder()
+            .failure_rate(0.5, 10)
+            .open_duration(OPEN)
+            .clock(ManualClock::new())
+            .build()
+            .unwrap(),
+    );
+    let mut follower = SharedOpenings::new(store)
+        .wall_clock(pinned_wall)
+        .share_windows("a", FRESH_FOR)
+        .unwrap()
+        .follow("db", breaker.clone());
+    for fails in [true, true, false] {
+        let permit = breaker.try_acquire().unwrap();
+        if fails {
+            permit.failure();
+        } else {
+            permit.success();
+        }
+    }
+    let report = follower.poll();
+    assert_eq!(
+        report.opened_by_windows == 1,
+        breaker.state() == State::Open
+    );
+    report.opened_by_windows == 1
+}
+
+#[test]
+fn a_window_counts_up_to_its_freshness_old_or_ahead_and_not_a_millisecond_more() {
+    assert!(opens_with_a_window_stamped(start() - FRESH_FOR));
+    assert!(!opens_with_a_window_stamped(start() - FRESH_FOR - MILLI));
+    // Another machine's clock may run ahead of this one's, as far.
+    assert!(opens_with_a_window_stamped(start() + FRESH_FOR));
+    assert!(!opens_with_a_window_stamped(start() + FRESH_FOR + MILLI));
+}
+
+/// Instance a's opening applied by instance b, then a recovery recorded `ahead` of b's wall
+/// clock: whether b's next poll ends the opening.
+fn applied_opening_ended_by_a_recovery_ahead(ahead: Duration) -> bool {
+    let mut store = MemoryStore::new();
+    let ((a, mut follow_a), (b, mut follow_b)) = (followed(&store), followed(&store));
+    trip(&a);
+    assert_eq!(follow_a.poll().published, 1);
+    assert_eq!(follow_b.poll().opened, 1);
+    store.publish_recovery("db", start() + ahead).unwrap();
+    let ended = follow_b.poll().ended;
+    assert_eq!(ended == 1, probes(&b));
+    ended == 1
+}
+
+/// Instance a's opening in the store with a recovery recorded `ahead` of b's wall clock
+/// before b reads it: whether b applies the opening.
+fn opening_applied_beside_a_recovery_ahead(ahead: Duration) -> bool {
+    let mut store = MemoryStore::new();
+    let ((a, mut follow_a), (b, mut follow_b)) = (followed(&store), followed(&store));
+    trip(&a);
+    assert_eq!(follow_a.poll().published, 1);
+    store.publish_recovery("db", start() + ahead).unwrap();
+    let opened = follow_b.poll().opened;
+    assert_eq!(opened == 1, b.state() == State::Open);
+    opened == 1
+}
+
+#[test]
+fn a_recovery_up_to_its_allowance_ahead_is_believed_and_not_a_millisecond_more() {
+    // Once an opening is applied: it ends, or runs on.
+    assert!(applied_opening_ended_by_a_recovery_ahead(RECOVERY_AHEAD));
+    assert!(!applied_opening_ended_by_a_recovery_ahead(
+        RECOVERY_AHEAD + MILLI
+    ));
+    // Before: it answers the opening, which is not applied, or does not.
+    assert!(!opening_applied_beside_a_recovery_ahead(RECOVERY_AHEAD));
+    assert!(opening_applied_beside_a_recovery_ahead(
+        RECOVERY_AHEAD + MILLI
+    ));
+}
+
+/// Whether the next call is a half-open probe: an opening ended early.
+fn probes(breaker: &Breaker<ManualClock>) -> bool {
+    breaker.try_acquire().is_ok_and(|permit| permit.is_probe())
+}
