@@ -327,4 +327,51 @@ mod tests {
         assert!(flow_deeper_than(&format!("a: [a#b, {deep}]"), 9).is_some());
         assert!(flow_deeper_than(&format!("a:  \"x\"\nb: {deep}"), 9).is_some());
     }
+
+    #[test]
+    fn a_closing_bracket_outside_any_collection_is_text() {
+        // `x]]` is a plain scalar: its brackets close nothing, and the collection after it is
+        // as deep as it is written (counting them would take the depth below zero).
+        let text = "a: x]]\nb: [[1]]\n";
+        assert_eq!(flow_deeper_than(text, 2), None);
+        assert_eq!(flow_deeper_than(text, 1), Some((2, 5)));
+    }
+
+    #[test]
+    fn a_byte_order_mark_inside_a_line_is_text() {
+        // libyaml skips a byte-order mark only at a line's start; after `a: ` it begins a
+        // plain scalar, and the brackets after it are part of that scalar.
+        let deep = "[".repeat(100);
+        assert_eq!(flow_deeper_than(&format!("a: \u{feff}{deep}"), 2), None);
+    }
+
+    #[test]
+    fn an_indicator_without_a_blank_after_it_begins_no_collection_outside_one() {
+        // Outside a collection, `x-[`, `x:[`, `x?[` and `x,[` are plain scalars (libyaml
+        // reads `a: x-[1]` as the text "x-[1]"): their brackets are not counted.
+        let deep = "[".repeat(100);
+        for indicator in ['-', ':', '?', ','] {
+            let text = format!("a: x{indicator}{deep}");
+            assert_eq!(flow_deeper_than(&text, 2), None, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn inside_a_collection_every_bracket_counts() {
+        // Inside a flow collection a bracket is a flow indicator even right after a word
+        // (libyaml ends the plain scalar `x` at it): `[x[x[...` nests as deep as it has
+        // brackets.
+        let text = format!("a: {}", nested("[x", "]", 10));
+        assert_eq!(flow_deeper_than(&text, 9), Some((1, 22)));
+        assert_eq!(flow_deeper_than(&text, 10), None);
+    }
+
+    #[test]
+    fn a_quoted_value_right_after_a_colon_in_a_collection_is_skipped() {
+        // JSON style: after a quoted key, `:` needs no blank after it inside a collection, and
+        // the quoted value that follows it is text.
+        let deep = "[".repeat(100);
+        let text = format!("a: {{\"k\":\"{deep}\"}}");
+        assert_eq!(flow_deeper_than(&text, 2), None);
+    }
 }
