@@ -14,13 +14,17 @@
 //! value can begin, then every line indented past the node that holds it, as YAML reads
 //! them); outside any flow collection it counts a bracket only where a value can begin (at a
 //! line's start, after `: `, `- `, `? `, `,` or another bracket), so that one inside a plain
-//! scalar such as `a[1` is not counted. Two kinds of text it still reads otherwise than YAML
-//! does, scanning their lines as YAML: the later lines of a plain scalar that runs over
-//! several lines, and the lines of a top-level block scalar that are not indented (which YAML
-//! allows; the scan ends such a scalar at once). There a bracket at a line's start counts, so
-//! the scan may count too many, which would take more than [`MAX_FLOW_DEPTH`] unclosed
-//! brackets: text that no setting takes; and a quote or a `#` may hide what follows, so it may
-//! count too few, which lets a deep text through to be parsed at libyaml's cost.
+//! scalar such as `a[1` is not counted. Inside one every bracket counts, and a quote opens a
+//! quoted scalar only where libyaml begins a token: after a bracket, a `,`, a quoted scalar,
+//! `: ` or `? `, or a `:` or `?` that follows one of those (`{"k":"v"}`); in `[b:'x']` or
+//! `[-'x']` the quote is text in a plain scalar, and the brackets after it nest. Two kinds of
+//! text it still reads otherwise than YAML does, scanning their lines as YAML: the later
+//! lines of a plain scalar that runs over several lines outside any flow collection, and the
+//! lines of a top-level block scalar that are not indented (which YAML allows; the scan ends
+//! such a scalar at once). There a bracket at a line's start counts, so the scan may count
+//! too many, which would take more than [`MAX_FLOW_DEPTH`] unclosed brackets: text that no
+//! setting takes; and a quote or a `#` may hide what follows, so it may count too few, which
+//! lets a deep text through to be parsed at libyaml's cost.
 
 /// The deepest flow nesting accepted.
 pub(crate) const MAX_FLOW_DEPTH: usize = 64;
@@ -34,6 +38,11 @@ pub(crate) fn flow_deeper_than(text: &str, limit: usize) -> Option<(usize, usize
     // start) came after it.
     let mut previous: Option<char> = None;
     let mut blank_before = true;
+    // Whether the last character that was not blank ended a token (a quoted scalar's closing
+    // quote, or a flow indicator), and whether the one before it did: inside a collection, a
+    // `:` or `?` there is an indicator, and one inside a plain scalar is text.
+    let mut ended_token = false;
+    let mut previous_after_token = false;
     // The column of the node that began last on this line (a key, or a sequence entry): a
     // block scalar after it runs while its lines are indented past it.
     let mut node_column = 0;
@@ -41,6 +50,8 @@ pub(crate) fn flow_deeper_than(text: &str, limit: usize) -> Option<(usize, usize
     while let Some(c) = chars.next() {
         at.column += 1;
         if ends_line(c, &mut chars, &mut at) {
+            // A `:` or `?` at a line's end had a blank after it: an indicator.
+            ended_token |= matches!(previous, Some(':' | '?'));
             (previous, blank_before) = (None, true);
             continue;
         }
@@ -52,12 +63,15 @@ pub(crate) fn flow_deeper_than(text: &str, limit: usize) -> Option<(usize, usize
         if c == '\u{feff}' && previous.is_none() {
             continue;
         }
-        // Where a value (a quoted scalar, a flow collection) can begin. Outside a collection
-        // `:`, `-` and `?` are indicators only when a blank follows them; inside one every
-        // bracket counts anyway.
+        // Where a value (a quoted scalar, a flow collection) can begin. `:`, `-` and `?` are
+        // indicators when a blank follows them; inside a collection `:` and `?` are also
+        // where a token begins, after another token (`{"k":"v"}`, `[?'x']`), and `-` never
+        // is (`[-'x']` and `[b:'x']` are plain text to libyaml). Inside a collection every
+        // bracket counts anyway, and a line begins with a value only after a token ended.
         let value_may_begin = match previous {
-            None => true,
-            Some(':' | '-' | '?') => blank_before || depth > 0,
+            None => depth == 0 || ended_token,
+            Some(':' | '-' | '?') if blank_before => true,
+            Some(':' | '?') => depth > 0 && previous_after_token,
             Some(',' | '[' | '{') => depth > 0,
             Some(_) => false,
         };
@@ -72,7 +86,7 @@ pub(crate) fn flow_deeper_than(text: &str, limit: usize) -> Option<(usize, usize
                 node_column = at.column;
             }
         }
-        match c {
+        let ends_a_token = match c {
             '#' if blank_before => {
                 // A comment runs to the end of the line.
                 skip_line(&mut chars, &mut at);
@@ -88,16 +102,26 @@ pub(crate) fn flow_deeper_than(text: &str, limit: usize) -> Option<(usize, usize
                 blank_before = true;
                 continue;
             }
-            '\'' | '"' if value_may_begin => skip_quoted(c, &mut chars, &mut at),
+            '\'' | '"' if value_may_begin => {
+                skip_quoted(c, &mut chars, &mut at);
+                true
+            }
             '[' | '{' if depth > 0 || value_may_begin => {
                 depth += 1;
                 if depth > limit {
                     return Some((at.line, at.column));
                 }
+                true
             }
-            ']' | '}' if depth > 0 => depth -= 1,
-            _ => {}
-        }
+            ']' | '}' if depth > 0 => {
+                depth -= 1;
+                true
+            }
+            ',' => depth > 0,
+            _ => false,
+        };
+        previous_after_token = ended_token;
+        ended_token = ends_a_token;
         (previous, blank_before) = (Some(c), false);
     }
     None
@@ -373,5 +397,57 @@ mod tests {
         let deep = "[".repeat(100);
         let text = format!("a: {{\"k\":\"{deep}\"}}");
         assert_eq!(flow_deeper_than(&text, 2), None);
+    }
+
+    /// How deep libyaml (through serde_yaml) nests the value of `a` in `text`.
+    fn libyaml_depth(text: &str) -> usize {
+        fn depth(value: &serde_yaml::Value) -> usize {
+            match value {
+                serde_yaml::Value::Sequence(items) => {
+                    1 + items.iter().map(depth).max().unwrap_or(0)
+                }
+                serde_yaml::Value::Mapping(entries) => {
+                    1 + entries
+                        .iter()
+                        .map(|(k, v)| depth(k).max(depth(v)))
+                        .max()
+                        .unwrap_or(0)
+                }
+                _ => 0,
+            }
+        }
+        let value: serde_yaml::Value = serde_yaml::from_str(text).expect("valid YAML");
+        depth(&value["a"])
+    }
+
+    /// Inside a collection a quote opens a quoted scalar only where a token begins. Where
+    /// libyaml reads one as part of a plain scalar, the brackets after it nest, and the scan
+    /// counts them; where it opens a quoted scalar, they are text, and the scan skips them.
+    #[test]
+    fn inside_a_collection_a_quote_opens_text_only_where_a_token_begins() {
+        let deep = "[[[x]]]";
+        for plain in [
+            format!("a: [b:', {deep}, c']"),
+            format!("a: [-', {deep}, c']"),
+            format!("a: [b :', {deep}, c']"),
+            format!("a: [b\n  ', {deep}, c']"),
+        ] {
+            assert_eq!(libyaml_depth(&plain), 4, "{plain:?}");
+            assert!(flow_deeper_than(&plain, 3).is_some(), "{plain:?}");
+        }
+        let hidden = "[[[[";
+        for quoted in [
+            format!("a: {{\"k\":\"{hidden}\"}}"),
+            format!("a: [?'{hidden}']"),
+            format!("a: [\"b\" :'{hidden}']"),
+            format!("a: [[x]:'{hidden}']"),
+            format!("a: [b: '{hidden}']"),
+            format!("a: {{b:\n  '{hidden}'}}"),
+            format!("a: [\n  '{hidden}']"),
+            format!("a: [x,\n  '{hidden}']"),
+        ] {
+            assert!(libyaml_depth(&quoted) <= 3, "{quoted:?}");
+            assert_eq!(flow_deeper_than(&quoted, 3), None, "{quoted:?}");
+        }
     }
 }
