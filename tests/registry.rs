@@ -36,6 +36,19 @@ fn one_breaker_per_name() {
 }
 
 #[test]
+fn inserting_under_a_taken_name_keeps_and_returns_the_breaker_already_there() {
+    let registry = registry();
+    let first = registry.insert_if_absent("payments", Arc::new(builder().build().unwrap()));
+    let second = Arc::new(builder().build().unwrap());
+    let returned = registry.insert_if_absent("payments", second.clone());
+    // The caller must get the registered breaker, not its own unregistered one.
+    assert!(Arc::ptr_eq(&returned, &first));
+    assert!(!Arc::ptr_eq(&returned, &second));
+    assert!(Arc::ptr_eq(&registry.get("payments").unwrap(), &first));
+    assert_eq!(registry.len(), 1);
+}
+
+#[test]
 fn a_bad_builder_registers_nothing() {
     let registry = registry();
     let err = registry

@@ -471,6 +471,32 @@ fn a_transition_made_by_a_listener_reaches_the_later_listeners_after_the_one_the
 }
 
 #[test]
+fn two_transitions_made_by_one_listener_reach_the_later_listeners_oldest_first() {
+    // Both are held back while the opening is heard: the second must neither be told at once
+    // (a place for one only) nor be taken out before the first (newest first).
+    let heard = Heard::default();
+    let cell: Arc<std::sync::OnceLock<Arc<Breaker>>> = Arc::default();
+    let (force_open, reset) = (on(&cell, Breaker::force_open), on(&cell, Breaker::reset));
+    let breaker = Arc::new(listening("a", &heard, move |t| {
+        if t.to == State::Open {
+            force_open();
+            reset();
+        }
+    }));
+    let _ = cell.set(breaker.clone());
+    breaker.try_acquire().unwrap().failure();
+    assert_eq!(breaker.state(), State::Closed);
+    assert_eq!(
+        *heard.lock().unwrap(),
+        [
+            ("a", State::Closed, State::Open, 1),
+            ("a", State::Open, State::ForcedOpen, 2),
+            ("a", State::ForcedOpen, State::Closed, 3)
+        ]
+    );
+}
+
+#[test]
 fn a_transition_made_by_a_listener_of_another_breaker_waits_for_the_one_it_follows() {
     // a opens; its listener forces b open; b's listener resets a, while a's listeners are
     // still hearing its opening.
