@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use hotbreaker::shared::{
-    MemoryStore, Opening, OpeningStore, RECOVERY_AHEAD, SharedOpenings, WindowShare,
+    MemoryStore, Opening, OpeningStore, RECOVERY_AHEAD, SharedOpenings, StoreError, WindowShare,
 };
 use hotbreaker::{Breaker, ManualClock, State};
 
@@ -192,4 +192,56 @@ fn a_recovery_up_to_its_allowance_ahead_is_believed_and_not_a_millisecond_more()
 /// Whether the next call is a half-open probe: an opening ended early.
 fn probes(breaker: &Breaker<ManualClock>) -> bool {
     breaker.try_acquire().is_ok_and(|permit| permit.is_probe())
+}
+
+/// A store that shares openings and keeps no recoveries (the trait's defaults), so that only
+/// the follower's own memory of its opening tells an older remote opening from news.
+#[derive(Clone)]
+struct OpeningsOnly(MemoryStore);
+
+impl OpeningStore for OpeningsOnly {
+    fn publish(&mut self, name: &str, opening: Opening) -> Result<(), StoreError> {
+        self.0.publish(name, opening)
+    }
+    fn opening(&mut self, name: &str) -> Result<Option<Opening>, StoreError> {
+        self.0.opening(name)
+    }
+}
+
+/// This instance's breaker opened, was seen open by its follower at the start, and closed
+/// after its probe; then another instance's opening published `after` the start reaches the
+/// store. Whether the follower applies it.
+fn remote_opening_applied_after_the_own_probe(after: Duration) -> bool {
+    pin_wall(start());
+    let mut store = OpeningsOnly(MemoryStore::new());
+    let breaker = Arc::new(
+        Breaker::builder()
+            .consecutive_failures(1)
+            .open_duration(OPEN)
+            .clock(ManualClock::new())
+            .build()
+            .unwrap(),
+    );
+    let mut follower = SharedOpenings::new(store.clone())
+        .wall_clock(pinned_wall)
+        .follow("db", breaker.clone());
+    trip(&breaker);
+    assert_eq!(follower.poll().published, 1);
+    breaker.clock().advance(OPEN);
+    breaker.try_acquire().unwrap().success();
+    assert_eq!(breaker.state(), State::Closed);
+    let published = start() + after;
+    store
+        .publish("db", Opening::new(published + 3 * OPEN, published))
+        .unwrap();
+    pin_wall(start() + OPEN + Duration::from_secs(1));
+    let opened = follower.poll().opened;
+    assert_eq!(opened == 1, breaker.state() == State::Open);
+    opened == 1
+}
+
+#[test]
+fn a_remote_opening_published_when_the_own_was_last_seen_is_older_than_its_probe() {
+    assert!(!remote_opening_applied_after_the_own_probe(Duration::ZERO));
+    assert!(remote_opening_applied_after_the_own_probe(MILLI));
 }
