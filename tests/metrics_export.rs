@@ -475,3 +475,76 @@ fn a_lone_failure_an_export_did_not_add_before_the_recorder_panicked_is_added_by
     export_through_a_recorder_panic(&recorder, &breaker, 1);
     assert_eq!(recorder.counter(&calls("payments", "failure")), Some(1));
 }
+
+#[test]
+fn the_failure_rate_gauge_is_the_share_of_failures_in_the_window() {
+    let recorder = TestRecorder::default();
+    let breaker = Breaker::builder()
+        .failure_rate(0.9, 10)
+        .clock(ManualClock::new())
+        .build()
+        .unwrap();
+    for _ in 0..3 {
+        breaker.try_acquire().unwrap().success();
+    }
+    breaker.try_acquire().unwrap().failure();
+    with_local_recorder(&recorder, || metrics_export::export("search", &breaker));
+    // One failure in four calls: the share, not the count of failures.
+    assert_eq!(
+        recorder.gauge(&format!("{FAILURE_RATE}{{breaker=search}}")),
+        Some(0.25)
+    );
+}
+
+#[test]
+fn a_removed_breaker_has_every_gauge_set_to_zero() {
+    let recorder = TestRecorder::default();
+    let registry = Registry::<ManualClock>::default();
+    let users = registry
+        .get_or_insert_with("users", |name| {
+            Breaker::builder()
+                .failure_rate(0.9, 10)
+                .on_transition(metrics_export::count_transitions(name))
+                .clock(ManualClock::new())
+        })
+        .unwrap();
+    with_local_recorder(&recorder, || {
+        // Closed with a failure rate of 1/2, exported; then forced closed.
+        users.try_acquire().unwrap().success();
+        users.try_acquire().unwrap().failure();
+        registry.export_metrics();
+        let rate = format!("{FAILURE_RATE}{{breaker=users}}");
+        assert_eq!(recorder.gauge(&rate), Some(0.5));
+        users.force_closed();
+        assert_eq!(recorder.gauge(&state("users", "forced_closed")), Some(1.0));
+        registry.remove("users");
+        registry.export_metrics();
+    });
+    // Neither the last state (whichever it was) nor the last failure rate is left showing.
+    for name in [
+        "closed",
+        "open",
+        "half_open",
+        "forced_open",
+        "forced_closed",
+    ] {
+        assert_eq!(recorder.gauge(&state("users", name)), Some(0.0), "{name}");
+    }
+    assert_eq!(
+        recorder.gauge(&format!("{FAILURE_RATE}{{breaker=users}}")),
+        Some(0.0)
+    );
+}
+
+#[test]
+fn counts_given_back_after_a_recorder_panic_go_back_to_the_name_that_lost_them() {
+    let recorder = TestRecorder::default();
+    let clock = ManualClock::new();
+    let breaker = payments(&clock);
+    breaker.try_acquire().unwrap().failure();
+    // Exported under another name first, so that name's marks come first in the breaker.
+    with_local_recorder(&recorder, || metrics_export::export("users", &breaker));
+    export_through_a_recorder_panic(&recorder, &breaker, 1);
+    assert_eq!(recorder.counter(&calls("payments", "failure")), Some(1));
+    assert_eq!(recorder.counter(&calls("users", "failure")), Some(1));
+}

@@ -192,3 +192,17 @@ fn the_snapshot_serializes_for_a_health_endpoint() {
         }])
     );
 }
+
+#[test]
+fn permitted_is_unknown_for_a_breaker_that_does_not_count_successes() {
+    let breaker = Breaker::builder()
+        .consecutive_failures(2)
+        .clock(ManualClock::new())
+        .build()
+        .unwrap();
+    breaker.try_acquire().unwrap().success();
+    breaker.try_acquire().unwrap().failure();
+    // The successes are not known, so neither is the sum: not a false count of one.
+    assert_eq!(breaker.metrics().successes, None);
+    assert_eq!(breaker.metrics().permitted(), None);
+}

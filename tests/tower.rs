@@ -3,7 +3,7 @@
 #![cfg(feature = "tower")]
 
 use std::convert::Infallible;
-use std::future::{Pending, Ready, pending, ready};
+use std::future::{Future, Pending, Ready, pending, ready};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll};
@@ -769,4 +769,38 @@ fn the_http_classifier_fails_an_error() {
     let timed_out: Result<http::Response<()>, std::io::Error> =
         Err(std::io::ErrorKind::TimedOut.into());
     assert_eq!(HttpClassifier.classify(&timed_out), Outcome::Failure);
+}
+
+#[test]
+fn the_http_classifier_passes_informational_responses() {
+    // 1xx is neither a server nor a client error: the service answered.
+    for status in [100, 101, 103] {
+        let status = http::StatusCode::from_u16(status).unwrap();
+        assert_eq!(
+            hotbreaker::tower::outcome_of_status(status),
+            Outcome::Success,
+            "{status}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_response_future_says_in_debug_whether_its_verdict_is_still_to_come() {
+    let (breaker, _clock) = breaker(5);
+    let calls = Arc::new(AtomicUsize::new(0));
+    let mut service = BreakerLayer::new(Arc::clone(&breaker)).layer(dependency(&calls));
+    service.ready().await.unwrap();
+    let mut future = Box::pin(service.call(200));
+    assert!(
+        format!("{future:?}").contains("pending: true"),
+        "{future:?}"
+    );
+    // Polled to completion, the verdict is recorded and no longer pending.
+    let waker = std::task::Waker::noop();
+    let polled = future.as_mut().poll(&mut Context::from_waker(waker));
+    assert!(matches!(polled, Poll::Ready(Ok(_))));
+    assert!(
+        format!("{future:?}").contains("pending: false"),
+        "{future:?}"
+    );
 }

@@ -245,3 +245,49 @@ fn an_opening_from_outside_and_a_forced_closing_say_what_they_were() {
         );
     });
 }
+
+#[test]
+fn the_message_names_the_state_moved_to() {
+    capturing(|capture| {
+        let clock = ManualClock::new();
+        let breaker = Breaker::builder()
+            .consecutive_failures(1)
+            .open_duration(Duration::from_secs(1))
+            .on_transition(hotbreaker::tracing::log_transitions("payments"))
+            .clock(clock.clone())
+            .build()
+            .unwrap();
+        breaker.try_acquire().unwrap().failure();
+        clock.advance(Duration::from_secs(1));
+        breaker.try_acquire().unwrap().success();
+        let messages: Vec<_> = capture
+            .take()
+            .iter()
+            .map(|event| event.field("message").unwrap().to_owned())
+            .collect();
+        assert_eq!(
+            messages,
+            [
+                "circuit breaker opened",
+                "circuit breaker half-open: probing the dependency",
+                "circuit breaker closed",
+            ]
+        );
+    });
+}
+
+#[test]
+fn an_opening_with_a_fraction_of_a_microsecond_is_logged_to_the_nanosecond() {
+    capturing(|capture| {
+        let breaker = Breaker::builder()
+            .consecutive_failures(5)
+            .on_transition(hotbreaker::tracing::log_transitions("payments"))
+            .clock(ManualClock::new())
+            .build()
+            .unwrap();
+        // 1.5 µs: not cut down to whole microseconds.
+        assert!(breaker.open_for(Duration::from_nanos(1_500)).unwrap());
+        let events = capture.take();
+        assert_eq!(events[0].field("open_for_ms"), Some("0.0015"), "{events:?}");
+    });
+}
