@@ -750,6 +750,62 @@ mod tests {
     }
 
     #[test]
+    fn a_bucket_of_a_generation_begun_since_keeps_its_due_time() {
+        // A call admitted after a transition the sweep did not see: its bucket is left to a
+        // sweep of its own generation, and its due time (end plus limit) stays the earliest
+        // due, not its end.
+        let ring = OutRing::default();
+        ring.enter(GEN + 1, 100, LIMIT).unwrap(); // [0, 256)
+        let mut swept = Swept::empty();
+        ring.sweep(GEN, true, || 200, || GEN + 1, LIMIT, &mut swept);
+        assert_eq!(
+            swept,
+            Swept {
+                hung: 0,
+                ended_generation: 0,
+                next_due: 256 + LIMIT
+            }
+        );
+        assert_eq!(ring.out(), 1);
+    }
+
+    #[test]
+    fn a_wide_bucket_just_ahead_of_the_sweeps_clock_is_not_judged_hung() {
+        // With a width over a millisecond, a clock difference between cores is still taken
+        // as up to two buckets ahead: a sweep whose clock reads 1 ns before the bucket began
+        // must not read it as 2^19 widths old.
+        let limit = 1_000_000_000; // width 2^28 ns
+        let ring = OutRing::default();
+        let issued = 1u64 << 40; // the first nanosecond of its bucket
+        ring.enter(GEN, issued, limit).unwrap();
+        let word = ring
+            .places
+            .iter()
+            .map(|w| w.load(Ordering::Relaxed))
+            .find(|w| w & TAKEN == 0)
+            .unwrap();
+        let end = issued + (1 << 28);
+        assert_eq!(end_time(word, issued - 1), end, "read as long ago");
+        let mut swept = Swept::empty();
+        ring.sweep(GEN, true, || issued - 1, || GEN, limit, &mut swept);
+        assert_eq!(
+            (swept.hung, swept.next_due),
+            (0, end + limit),
+            "a call just issued judged hung"
+        );
+    }
+
+    #[test]
+    fn an_end_read_on_a_clock_behind_the_issue_time_takes_its_call_out() {
+        // The end may read a clock of another core, a little behind the issuing one's: that
+        // is a call out for no time, not one out too long (which would judge its bucket hung).
+        let ring = OutRing::default();
+        let entered = ring.enter(GEN, 1_000, LIMIT).unwrap();
+        assert_eq!(ring.leave(entered, GEN, 1_000, 999), Left::Counted);
+        assert_eq!(ring.out(), 0);
+    }
+
+    #[test]
     fn a_ticket_gives_back_its_entry() {
         let entered = Entered {
             place: 7,

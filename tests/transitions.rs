@@ -355,6 +355,33 @@ fn call_classifies_and_tells_rejection_from_failure() {
 }
 
 #[test]
+fn into_failed_gives_the_calls_own_error_and_nothing_for_a_rejection() {
+    let (breaker, _) = breaker(|b| b.consecutive_failures(1));
+    let failed = breaker.call(|| Err::<(), _>("refused")).unwrap_err();
+    assert_eq!(failed.into_failed(), Some("refused"));
+    let rejected = breaker.call(|| Ok::<(), &str>(())).unwrap_err();
+    assert!(rejected.is_rejected());
+    assert_eq!(
+        rejected.into_failed(),
+        None,
+        "the dependency was not called: no error of its own"
+    );
+}
+
+#[test]
+fn only_closed_and_forced_closed_permit_every_call() {
+    for (state, all) in [
+        (State::Closed, true),
+        (State::Open, false),
+        (State::HalfOpen, false),
+        (State::ForcedOpen, false),
+        (State::ForcedClosed, true),
+    ] {
+        assert_eq!(state.permits_all(), all, "{state}");
+    }
+}
+
+#[test]
 fn listeners_see_each_transition_and_may_call_back() {
     let seen: Arc<Mutex<Vec<Transition>>> = Arc::default();
     let calls_back = Arc::new(AtomicUsize::new(0));
