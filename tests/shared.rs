@@ -9,8 +9,12 @@ use hotbreaker::shared::{
 };
 use hotbreaker::{Breaker, ManualClock, Registry, State, Transition, Trigger};
 
+#[path = "support/openings_only.rs"]
+mod openings_only;
 #[path = "support/store_ties.rs"]
 mod store_ties;
+
+use openings_only::OpeningsOnly;
 
 const OPEN: Duration = Duration::from_secs(30);
 
@@ -1229,20 +1233,6 @@ fn an_opening_from_a_clock_far_ahead_is_applied_once() {
     let report = follows_b.poll();
     assert_eq!(report.opened, 0, "{report:?}");
     assert_eq!(b.breaker.state(), State::HalfOpen);
-}
-
-/// A store that keeps openings only: the trait's defaults record no recovery.
-#[derive(Clone)]
-struct OpeningsOnly(MemoryStore);
-
-impl OpeningStore for OpeningsOnly {
-    fn publish(&mut self, name: &str, opening: Opening) -> Result<(), StoreError> {
-        self.0.publish(name, opening)
-    }
-
-    fn opening(&mut self, name: &str) -> Result<Option<Opening>, StoreError> {
-        self.0.opening(name)
-    }
 }
 
 #[test]

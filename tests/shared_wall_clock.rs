@@ -7,9 +7,14 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use hotbreaker::shared::{
-    MemoryStore, Opening, OpeningStore, RECOVERY_AHEAD, SharedOpenings, StoreError, WindowShare,
+    MemoryStore, Opening, OpeningStore, RECOVERY_AHEAD, SharedOpenings, WindowShare,
 };
 use hotbreaker::{Breaker, ManualClock, State};
+
+#[path = "support/openings_only.rs"]
+mod openings_only;
+
+use openings_only::OpeningsOnly;
 
 const OPEN: Duration = Duration::from_secs(30);
 const FRESH_FOR: Duration = Duration::from_secs(5);
@@ -35,7 +40,7 @@ fn pin_wall(at: SystemTime) {
 
 /// A breaker on a manual clock that trips at its first failure, followed under "db" on the
 /// pinned wall clock.
-fn followed(store: &MemoryStore) -> (Arc<Breaker<ManualClock>>, SharedOpenings<MemoryStore>) {
+fn followed<S: OpeningStore + Clone>(store: &S) -> (Arc<Breaker<ManualClock>>, SharedOpenings<S>) {
     let breaker = Arc::new(
         Breaker::builder()
             .consecutive_failures(1)
@@ -194,37 +199,13 @@ fn probes(breaker: &Breaker<ManualClock>) -> bool {
     breaker.try_acquire().is_ok_and(|permit| permit.is_probe())
 }
 
-/// A store that shares openings and keeps no recoveries (the trait's defaults), so that only
-/// the follower's own memory of its opening tells an older remote opening from news.
-#[derive(Clone)]
-struct OpeningsOnly(MemoryStore);
-
-impl OpeningStore for OpeningsOnly {
-    fn publish(&mut self, name: &str, opening: Opening) -> Result<(), StoreError> {
-        self.0.publish(name, opening)
-    }
-    fn opening(&mut self, name: &str) -> Result<Option<Opening>, StoreError> {
-        self.0.opening(name)
-    }
-}
-
 /// This instance's breaker opened, was seen open by its follower at the start, and closed
 /// after its probe; then another instance's opening published `after` the start reaches the
 /// store. Whether the follower applies it.
 fn remote_opening_applied_after_the_own_probe(after: Duration) -> bool {
     pin_wall(start());
     let mut store = OpeningsOnly(MemoryStore::new());
-    let breaker = Arc::new(
-        Breaker::builder()
-            .consecutive_failures(1)
-            .open_duration(OPEN)
-            .clock(ManualClock::new())
-            .build()
-            .unwrap(),
-    );
-    let mut follower = SharedOpenings::new(store.clone())
-        .wall_clock(pinned_wall)
-        .follow("db", breaker.clone());
+    let (breaker, mut follower) = followed(&store);
     trip(&breaker);
     assert_eq!(follower.poll().published, 1);
     breaker.clock().advance(OPEN);
