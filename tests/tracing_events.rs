@@ -66,6 +66,18 @@ fn capturing<T>(f: impl FnOnce(&Capture) -> T) -> T {
     tracing::subscriber::with_default(subscriber, || f(&capture))
 }
 
+/// A breaker that trips after `run` failures in a row, opens for `open`, and logs its
+/// transitions under `name`.
+fn logging(name: &str, run: usize, open: Duration, clock: &ManualClock) -> Breaker<ManualClock> {
+    Breaker::builder()
+        .consecutive_failures(run)
+        .open_duration(open)
+        .on_transition(hotbreaker::tracing::log_transitions(name))
+        .clock(clock.clone())
+        .build()
+        .unwrap()
+}
+
 #[test]
 fn one_event_per_transition_with_the_counts_from_before_it() {
     capturing(|capture| {
@@ -130,13 +142,7 @@ fn one_event_per_transition_with_the_counts_from_before_it() {
 fn consecutive_trips_failed_and_timed_out_probes_and_manual_moves() {
     capturing(|capture| {
         let clock = ManualClock::new();
-        let breaker = Breaker::builder()
-            .consecutive_failures(3)
-            .open_duration(Duration::from_secs(1))
-            .on_transition(hotbreaker::tracing::log_transitions("users-db"))
-            .clock(clock.clone())
-            .build()
-            .unwrap();
+        let breaker = logging("users-db", 3, Duration::from_secs(1), &clock);
         for _ in 0..3 {
             breaker.try_acquire().unwrap().failure();
         }
@@ -193,13 +199,12 @@ fn consecutive_trips_failed_and_timed_out_probes_and_manual_moves() {
 fn an_opening_under_a_millisecond_is_not_logged_as_zero() {
     capturing(|capture| {
         for (open_for, logged) in [(900, "0.9"), (1_900, "1.9")] {
-            let breaker = Breaker::builder()
-                .consecutive_failures(1)
-                .open_duration(Duration::from_micros(open_for))
-                .on_transition(hotbreaker::tracing::log_transitions("payments"))
-                .clock(ManualClock::new())
-                .build()
-                .unwrap();
+            let breaker = logging(
+                "payments",
+                1,
+                Duration::from_micros(open_for),
+                &ManualClock::new(),
+            );
             breaker.try_acquire().unwrap().failure();
             let events = capture.take();
             assert_eq!(events[0].field("open_for_ms"), Some(logged), "{events:?}");
@@ -210,12 +215,7 @@ fn an_opening_under_a_millisecond_is_not_logged_as_zero() {
 #[test]
 fn an_opening_from_outside_and_a_forced_closing_say_what_they_were() {
     capturing(|capture| {
-        let breaker = Breaker::builder()
-            .consecutive_failures(5)
-            .on_transition(hotbreaker::tracing::log_transitions("payments"))
-            .clock(ManualClock::new())
-            .build()
-            .unwrap();
+        let breaker = logging("payments", 5, Duration::from_secs(1), &ManualClock::new());
         assert!(breaker.open_for(Duration::from_secs(2)).unwrap());
         breaker.force_closed();
         let events = capture.take();
@@ -250,13 +250,7 @@ fn an_opening_from_outside_and_a_forced_closing_say_what_they_were() {
 fn the_message_names_the_state_moved_to() {
     capturing(|capture| {
         let clock = ManualClock::new();
-        let breaker = Breaker::builder()
-            .consecutive_failures(1)
-            .open_duration(Duration::from_secs(1))
-            .on_transition(hotbreaker::tracing::log_transitions("payments"))
-            .clock(clock.clone())
-            .build()
-            .unwrap();
+        let breaker = logging("payments", 1, Duration::from_secs(1), &clock);
         breaker.try_acquire().unwrap().failure();
         clock.advance(Duration::from_secs(1));
         breaker.try_acquire().unwrap().success();
@@ -279,12 +273,7 @@ fn the_message_names_the_state_moved_to() {
 #[test]
 fn an_opening_with_a_fraction_of_a_microsecond_is_logged_to_the_nanosecond() {
     capturing(|capture| {
-        let breaker = Breaker::builder()
-            .consecutive_failures(5)
-            .on_transition(hotbreaker::tracing::log_transitions("payments"))
-            .clock(ManualClock::new())
-            .build()
-            .unwrap();
+        let breaker = logging("payments", 5, Duration::from_secs(1), &ManualClock::new());
         // 1.5 µs: not cut down to whole microseconds.
         assert!(breaker.open_for(Duration::from_nanos(1_500)).unwrap());
         let events = capture.take();
