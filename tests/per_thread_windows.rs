@@ -329,3 +329,23 @@ fn a_hung_call_counts_in_the_window_of_the_thread_that_issued_it() {
         "this thread's second in a row"
     );
 }
+
+#[test]
+fn the_metrics_report_the_longest_run_of_any_window_not_the_sum_of_their_runs() {
+    // Both threads' runs are still going: the sum (5) would differ from the longest (3).
+    let (builder, _) = builder();
+    let breaker = per_thread(builder.consecutive_failures(5));
+    fail(&breaker);
+    fail(&breaker);
+    on_another_thread(&breaker, |breaker| {
+        fail(breaker);
+        fail(breaker);
+        fail(breaker);
+    });
+    assert_eq!(
+        breaker.state(),
+        State::Closed,
+        "no thread has five in a row"
+    );
+    assert_eq!(breaker.metrics().consecutive_failures, 3);
+}

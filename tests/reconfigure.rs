@@ -401,3 +401,36 @@ fn a_window_or_run_too_long_for_the_breaker_says_the_length_asked_for() {
         assert!(err.reason().contains("keeps 32 failure records"), "{err}");
     }
 }
+
+/// The trip's event counts the failures among the window's calls, and no more: a failure
+/// exactly one call outside the window (still in the failure records) is not among them.
+/// Only a lowered threshold can trip with such a failure just behind the window.
+#[test]
+fn a_trip_reports_only_the_failures_inside_the_window() {
+    let clock = ManualClock::new();
+    let tripped = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let heard = tripped.clone();
+    let breaker = Breaker::builder()
+        .failure_rate(1.0, 4)
+        .on_transition(move |t| {
+            if let hotbreaker::Trigger::Tripped {
+                failures, calls, ..
+            } = t.trigger
+            {
+                *heard.lock().unwrap() = Some((failures, calls));
+            }
+        })
+        .clock(clock)
+        .build()
+        .unwrap();
+    record(&breaker, "ssssfsff"); // 3 of the last 4: below 1.0
+    let config = Config {
+        failure_rate: rate(0.5, 4),
+        ..breaker.config()
+    };
+    breaker.reconfigure(config).unwrap();
+    // The last four calls are s f f f; the first failure is one call outside them.
+    record(&breaker, "f");
+    assert_eq!(breaker.state(), State::Open);
+    assert_eq!(*tripped.lock().unwrap(), Some((3, 4)));
+}

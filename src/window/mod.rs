@@ -1496,4 +1496,101 @@ mod tests {
         // The last four calls are S S F F: both failures are in view.
         assert_eq!(window.snapshot(&settings, later, &stripes).failures, 2);
     }
+
+    /// A breaker with a consecutive rule only, whose empty window is clean from the start.
+    fn run_of_three() -> (Window, Stripes, Settings) {
+        let config = Config {
+            consecutive_failures: Some(3),
+            stripes: Some(1),
+            ..Config::default()
+        };
+        let settings = Settings::validate(&config).unwrap();
+        (Window::new(&settings, 0), Stripes::new(1), settings)
+    }
+
+    /// With no rate rule the window starts clean, so a stalled failure of generation 0 finds
+    /// the empty clean window of generation 2^13 (the same tag) alike in every field but the
+    /// full generation the empty word carries: that alone must fail its CAS.
+    #[test]
+    fn a_stalled_failure_misses_a_later_empty_clean_window() {
+        let (window, stripes, settings) = run_of_three();
+        let shared = Swappable::new(settings);
+        let later = 1 << 13;
+        let judged = stalled_failure_of_0(&window, &stripes, &shared, || {
+            assert!(window.clear_before_closing(&settings, later, false, || true));
+            later
+        });
+        assert_eq!(judged, Judgement::Stale);
+        assert_eq!(
+            window.snapshot(&settings, later, &stripes),
+            WindowSnapshot::default(),
+            "generation 2^13 has recorded nothing"
+        );
+    }
+
+    /// A failure in a filling window keeps the success ticks: generation 0 after "success,
+    /// failure" and generation 2^13 after the same differ only in where their ticks started,
+    /// so a stalled failure of 0 must not land in 2^13's window.
+    #[test]
+    fn a_stalled_failure_misses_a_later_filling_window_with_a_like_history() {
+        let (window, stripes, settings) = rate_of_four();
+        let shared = Swappable::new(settings);
+        let history = |g: u32| {
+            success(&window, &stripes, &shared, g);
+            assert_eq!(
+                window.record_failure(&shared, g, &stripes, || true),
+                Judgement::Keep
+            );
+        };
+        history(0);
+        let later = 1 << 13;
+        let judged = stalled_failure_of_0(&window, &stripes, &shared, || {
+            assert!(window.clear_before_closing(&settings, later, false, || true));
+            history(later);
+            later
+        });
+        assert_eq!(judged, Judgement::Stale);
+        assert_eq!(window.snapshot(&settings, later, &stripes).failures, 1);
+    }
+
+    /// An owned stripe still holding an older generation's count may hold that generation's
+    /// hint too, far ahead; counting afresh must drop it, or the new generation's window
+    /// would not look again for a thousand successes and stay dirty long after its failure
+    /// aged out.
+    #[test]
+    fn an_owned_stripe_counting_afresh_drops_the_older_generations_hint() {
+        let (window, stripes) = dirty_window_of_7();
+        let (_, _, settings) = window_of_four();
+        let settings = Swappable::new(settings);
+        let stripe = own_stripe(&stripes);
+        stripe
+            .window_successes
+            .store(pack_stripe_count(6, 10), Ordering::Relaxed);
+        stripe.quiet_below.store(1_000, Ordering::Relaxed);
+        // The dirty word's newest failure came after 0 successes: four age it out.
+        for _ in 0..4 {
+            success(&window, &stripes, &settings, 7);
+        }
+        assert_eq!(
+            WindowWord(window.word.load(Ordering::Relaxed)).mode(),
+            Mode::Clean
+        );
+    }
+
+    /// A success whose number was taken while failures raced it counts as before it every
+    /// failure recorded when at most its number of successes were counted: one recorded
+    /// after exactly `number` successes came before success `number`.
+    #[test]
+    fn a_success_counts_a_failure_recorded_at_its_own_number_as_before_it() {
+        let (window, _, _) = window_of_four();
+        let tag = generation_tag(0);
+        // Failure 0 after 2 successes (its record in the ring); failure 1, the newest, after 3.
+        assert!(window.ring.publish(tag, 0, 2, || true));
+        let word = WindowWord::empty(0, Mode::Filling)
+            .with_failure(2, Mode::Filling)
+            .with_failure(3, Mode::Filling);
+        assert_eq!(window.failures_before(tag, word, 1), 0);
+        assert_eq!(window.failures_before(tag, word, 2), 1);
+        assert_eq!(window.failures_before(tag, word, 3), 2);
+    }
 }
