@@ -1872,3 +1872,7 @@ mod tag_boundary_tests;
 #[cfg(all(test, not(loom)))]
 #[path = "breaker_seal_tests.rs"]
 mod seal_tests;
+
+#[cfg(all(test, not(loom)))]
+#[path = "breaker_shared_hooks_tests.rs"]
+mod shared_hooks_tests;

@@ -434,3 +434,33 @@ fn a_trip_reports_only_the_failures_inside_the_window() {
     assert_eq!(breaker.state(), State::Open);
     assert_eq!(*tripped.lock().unwrap(), Some((3, 4)));
 }
+
+#[test]
+fn a_live_breaker_refuses_to_switch_per_thread_windows() {
+    // Each thread's window is laid out when the breaker is built: switching the setting on a
+    // live breaker is refused, whichever way, and changes nothing.
+    let breaker = Breaker::builder().consecutive_failures(3).build().unwrap();
+    let mut config = breaker.config();
+    config.per_thread_windows = !config.per_thread_windows;
+    let err = breaker.reconfigure(config).unwrap_err();
+    assert_eq!(err.field(), "per_thread_windows", "{err}");
+    assert_ne!(
+        breaker.config().per_thread_windows,
+        config.per_thread_windows
+    );
+}
+
+#[test]
+fn a_window_and_run_of_equal_too_long_length_are_refused_naming_the_window() {
+    // Both look back further than the records kept: the error names the rate window unless
+    // the run is strictly the longer of the two.
+    let breaker = Breaker::builder().failure_rate(0.5, 16).build().unwrap();
+    let err = breaker
+        .reconfigure(Config {
+            failure_rate: rate(0.5, 100),
+            consecutive_failures: Some(100),
+            ..breaker.config()
+        })
+        .unwrap_err();
+    assert_eq!(err.field(), "failure_rate.window", "{err}");
+}

@@ -499,3 +499,54 @@ async fn a_task_nothing_can_admit_is_not_polled_until_its_deadline() {
     assert_eq!(result.unwrap_err().state(), State::ForcedOpen);
     assert!(polls <= 3, "polled {polls} times");
 }
+
+#[test]
+fn a_probe_success_short_of_the_threshold_wakes_a_waiter_for_its_place() {
+    // Two successes close; one probe place. The first success frees the place without a
+    // transition, and the waiter sleeping on the real clock (no recheck) must be told.
+    let breaker = Arc::new(
+        Breaker::builder()
+            .consecutive_failures(1)
+            .half_open_probes(1)
+            .success_threshold(2)
+            .build()
+            .unwrap(),
+    );
+    breaker.open_for(Duration::from_secs(3600)).unwrap();
+    assert!(breaker.end_open_period());
+    let probe = breaker.try_acquire_owned().unwrap();
+    let waiting = breaker.clone();
+    let result = waiter(move || {
+        waiting
+            .acquire_timeout(LONG)
+            .map(|permit| permit.is_probe())
+    });
+    probe.success();
+    assert_eq!(
+        result
+            .recv_timeout(GUARD)
+            .expect("the freed probe place did not wake the waiter"),
+        Ok(true)
+    );
+}
+
+#[test]
+fn ending_the_open_period_wakes_a_waiter_sleeping_until_its_old_end() {
+    // On the real clock the waiter sleeps until the period's end, an hour away: only the
+    // wake that `end_open_period` sends gets it to probe now.
+    let breaker = Arc::new(Breaker::builder().build().unwrap());
+    breaker.open_for(Duration::from_secs(3600)).unwrap();
+    let waiting = breaker.clone();
+    let result = waiter(move || {
+        waiting
+            .acquire_timeout(LONG)
+            .map(|permit| permit.is_probe())
+    });
+    assert!(breaker.end_open_period());
+    assert_eq!(
+        result
+            .recv_timeout(GUARD)
+            .expect("ending the open period did not wake the waiter"),
+        Ok(true)
+    );
+}
