@@ -57,8 +57,9 @@ pub enum Op {
     /// While closed, where what the window holds depends on the old rules, nothing.
     ReconfigureUnlessClosed(u8),
     /// [`Breaker::reconfigure`], with permits out and no reset, of a closed breaker, to a
-    /// change of its rules that this number picks ([`varied_while_closed`]) among those the
-    /// model follows ([`ReferenceModel::reconfigure_rules_while_closed`]): the run added,
+    /// change of its rules that this number picks (its low two bits the change, the rest the
+    /// new value) among those the model follows
+    /// ([`ReferenceModel::reconfigure_rules_while_closed`]): the run added,
     /// removed or changed, the rate rule's threshold or minimum changed once the window is
     /// full, or the rate rule removed beside a run. Otherwise nothing.
     ReconfigureRulesWhileClosed(u8),
