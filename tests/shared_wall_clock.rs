@@ -60,6 +60,19 @@ fn trip(breaker: &Breaker<ManualClock>) {
     assert_eq!(breaker.state(), State::Open);
 }
 
+/// Trips `breaker`, has `follower` publish the opening, then closes the breaker by its
+/// probe once the period is over on its clock.
+fn opened_published_and_probed_closed<S: OpeningStore>(
+    breaker: &Breaker<ManualClock>,
+    follower: &mut SharedOpenings<S>,
+) {
+    trip(breaker);
+    assert_eq!(follower.poll().published, 1);
+    breaker.clock().advance(OPEN);
+    breaker.try_acquire().unwrap().success();
+    assert_eq!(breaker.state(), State::Closed);
+}
+
 #[test]
 fn an_opening_is_stamped_with_the_followers_wall_clock() {
     let store = MemoryStore::new();
@@ -76,11 +89,7 @@ fn an_opening_is_stamped_with_the_followers_wall_clock() {
 fn a_recovery_is_stamped_when_the_breaker_closed_on_the_followers_wall_clock() {
     let mut store = MemoryStore::new();
     let (breaker, mut follower) = followed(&store);
-    trip(&breaker);
-    assert_eq!(follower.poll().published, 1);
-    breaker.clock().advance(OPEN);
-    breaker.try_acquire().unwrap().success();
-    assert_eq!(breaker.state(), State::Closed);
+    opened_published_and_probed_closed(&breaker, &mut follower);
     // The poll comes 2 s after the closing, on the breaker's clock.
     breaker.clock().advance(Duration::from_secs(2));
     pin_wall(start() + Duration::from_secs(40));
@@ -206,11 +215,7 @@ fn remote_opening_applied_after_the_own_probe(after: Duration) -> bool {
     pin_wall(start());
     let mut store = OpeningsOnly(MemoryStore::new());
     let (breaker, mut follower) = followed(&store);
-    trip(&breaker);
-    assert_eq!(follower.poll().published, 1);
-    breaker.clock().advance(OPEN);
-    breaker.try_acquire().unwrap().success();
-    assert_eq!(breaker.state(), State::Closed);
+    opened_published_and_probed_closed(&breaker, &mut follower);
     let published = start() + after;
     store
         .publish("db", Opening::new(published + 3 * OPEN, published))
