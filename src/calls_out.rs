@@ -450,6 +450,15 @@ mod tests {
     const LIMIT: u64 = 1_000; // width 256 (shift 8)
     const GEN: u32 = 4;
 
+    /// The word of the one place `ring` has open (not taken by a sweep).
+    fn open_place(ring: &OutRing) -> u64 {
+        ring.places
+            .iter()
+            .map(|w| w.load(Ordering::Relaxed))
+            .find(|w| w & TAKEN == 0)
+            .expect("an open place")
+    }
+
     #[test]
     fn the_width_lies_between_a_quarter_and_a_half_of_the_limit() {
         for limit in [
@@ -700,12 +709,7 @@ mod tests {
         let ring = OutRing::default();
         let issued = 1u64 << 40;
         ring.enter(GEN, issued, LIMIT).unwrap();
-        let word = ring
-            .places
-            .iter()
-            .map(|w| w.load(Ordering::Relaxed))
-            .find(|w| w & TAKEN == 0)
-            .unwrap();
+        let word = open_place(&ring);
         let end = (issued >> 8 << 8) + 256;
         let behind_by = ahead_buckets(8) * 256;
         assert_eq!(end_time(word, issued - behind_by), end, "read as long ago");
@@ -778,12 +782,7 @@ mod tests {
         let ring = OutRing::default();
         let issued = 1u64 << 40; // the first nanosecond of its bucket
         ring.enter(GEN, issued, limit).unwrap();
-        let word = ring
-            .places
-            .iter()
-            .map(|w| w.load(Ordering::Relaxed))
-            .find(|w| w & TAKEN == 0)
-            .unwrap();
+        let word = open_place(&ring);
         let end = issued + (1 << 28);
         assert_eq!(end_time(word, issued - 1), end, "read as long ago");
         let mut swept = Swept::empty();

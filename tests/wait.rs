@@ -40,16 +40,23 @@ fn waiter<T: Send + 'static>(wait: impl FnOnce() -> T + Send + 'static) -> mpsc:
     result
 }
 
+/// A thread blocked in `acquire_timeout(LONG)` on `breaker`: whether it got a probe.
+fn probe_waiter<C: hotbreaker::Clock>(
+    breaker: &Arc<Breaker<C>>,
+) -> mpsc::Receiver<Result<bool, hotbreaker::Rejected>> {
+    let waiting = Arc::clone(breaker);
+    waiter(move || {
+        waiting
+            .acquire_timeout(LONG)
+            .map(|permit| permit.is_probe())
+    })
+}
+
 #[test]
 fn a_waiter_is_woken_by_the_probes_verdict() {
     let breaker = Arc::new(half_open_with_probe_out());
     let probe = breaker.try_acquire_owned().unwrap();
-    let waiting = breaker.clone();
-    let result = waiter(move || {
-        waiting
-            .acquire_timeout(LONG)
-            .map(|permit| permit.is_probe())
-    });
+    let result = probe_waiter(&breaker);
     probe.success(); // closes the breaker and wakes the waiter
     let admitted = result
         .recv_timeout(GUARD)
@@ -306,12 +313,7 @@ async fn an_async_wait_takes_any_timeout() {
 fn more_probe_places_wake_a_waiter_on_a_half_open_breaker() {
     let breaker = Arc::new(half_open_with_probe_out());
     let _stuck_probe = breaker.try_acquire_owned().unwrap();
-    let waiting = breaker.clone();
-    let result = waiter(move || {
-        waiting
-            .acquire_timeout(LONG)
-            .map(|permit| permit.is_probe())
-    });
+    let result = probe_waiter(&breaker);
     let config = Breaker::builder()
         .consecutive_failures(1)
         .open_duration(Duration::from_secs(1))
@@ -515,12 +517,7 @@ fn a_probe_success_short_of_the_threshold_wakes_a_waiter_for_its_place() {
     breaker.open_for(Duration::from_secs(3600)).unwrap();
     assert!(breaker.end_open_period());
     let probe = breaker.try_acquire_owned().unwrap();
-    let waiting = breaker.clone();
-    let result = waiter(move || {
-        waiting
-            .acquire_timeout(LONG)
-            .map(|permit| permit.is_probe())
-    });
+    let result = probe_waiter(&breaker);
     probe.success();
     assert_eq!(
         result
@@ -536,12 +533,7 @@ fn ending_the_open_period_wakes_a_waiter_sleeping_until_its_old_end() {
     // wake that `end_open_period` sends gets it to probe now.
     let breaker = Arc::new(Breaker::builder().build().unwrap());
     breaker.open_for(Duration::from_secs(3600)).unwrap();
-    let waiting = breaker.clone();
-    let result = waiter(move || {
-        waiting
-            .acquire_timeout(LONG)
-            .map(|permit| permit.is_probe())
-    });
+    let result = probe_waiter(&breaker);
     assert!(breaker.end_open_period());
     assert_eq!(
         result

@@ -1374,6 +1374,25 @@ mod tests {
         })
     }
 
+    /// Generation 0 goes through `history`; then a failure of 0 stalls after its generation
+    /// check while the window is emptied for generation `later` (the same tag) and `later`
+    /// goes through the same `history`. How the stalled failure is judged.
+    fn stalled_failure_after_a_like_history(
+        window: &Window,
+        stripes: &Stripes,
+        settings: &Swappable<Settings>,
+        later: u32,
+        history: impl Fn(u32),
+    ) -> Judgement {
+        history(0);
+        stalled_failure_of_0(window, stripes, settings, || {
+            let emptied = window.clear_before_closing(&settings.load(), later, false, || true);
+            assert!(emptied);
+            history(later);
+            later
+        })
+    }
+
     fn success(window: &Window, stripes: &Stripes, settings: &Swappable<Settings>, g: u32) {
         if !window.record_success_quickly(g, stripes) {
             let judged = window.record_success_slow(g, stripes, stripes.local(), settings, || true);
@@ -1446,13 +1465,9 @@ mod tests {
                 Mode::Clean
             );
         };
-        history(0);
         let later = 1 << 13;
-        let judged = stalled_failure_of_0(&window, &stripes, &shared, || {
-            assert!(window.clear_before_closing(&settings, later, false, || true));
-            history(later);
-            later
-        });
+        let judged =
+            stalled_failure_after_a_like_history(&window, &stripes, &shared, later, history);
         assert_eq!(judged, Judgement::Stale);
         assert_eq!(window.snapshot(&settings, later, &stripes).failures, 0);
     }
@@ -1542,13 +1557,9 @@ mod tests {
                 Judgement::Keep
             );
         };
-        history(0);
         let later = 1 << 13;
-        let judged = stalled_failure_of_0(&window, &stripes, &shared, || {
-            assert!(window.clear_before_closing(&settings, later, false, || true));
-            history(later);
-            later
-        });
+        let judged =
+            stalled_failure_after_a_like_history(&window, &stripes, &shared, later, history);
         assert_eq!(judged, Judgement::Stale);
         assert_eq!(window.snapshot(&settings, later, &stripes).failures, 1);
     }
