@@ -191,7 +191,7 @@ impl<C: Clock> Breaker<C> {
         let initial = StateWord::new(State::Closed, 0)
             .with_counting(settings.config.count_successes)
             .with_timing(settings.slow_call.is_some());
-        Breaker {
+        let breaker = Breaker {
             control: CachePadded::new(Control {
                 state: AtomicU64::new(initial.0),
                 deadline: OpenDeadline::new(),
@@ -212,7 +212,10 @@ impl<C: Clock> Breaker<C> {
             clock_base: clock.now_nanos(),
             clock,
             listeners,
-        }
+        };
+        // A window with no rate rule to fill starts clean.
+        breaker.publish_quiet(initial.generation());
+        breaker
     }
 
     /// What `metrics_export::export` has added to the exported counters for this breaker.
@@ -245,16 +248,20 @@ impl<C: Clock> Breaker<C> {
     /// word it read, for [`acquire_other`](Breaker::acquire_other).
     #[inline(always)]
     pub(crate) fn try_acquire_healthy(&self) -> Result<Permit<'_, C>, StateWord> {
+        self.try_acquire_healthy_word().map(|(permit, _)| permit)
+    }
+
+    /// [`try_acquire_healthy`](Breaker::try_acquire_healthy), with the state word it admitted
+    /// under: for [`call`](Breaker::call), which asks after the call whether it still holds,
+    /// quiet ([`is_quiet_since`](Breaker::is_quiet_since)).
+    #[inline(always)]
+    pub(crate) fn try_acquire_healthy_word(&self) -> Result<(Permit<'_, C>, StateWord), StateWord> {
         // Acquire: pairs with the transition that published this state, so whatever it did
         // before (the open deadline, the cleared window) is visible to this permit's verdict.
         let word = StateWord(self.control.state.load(Ordering::Acquire));
         if word.is_closed_and_plain() {
-            Ok(Permit::new(
-                self,
-                word.generation(),
-                PermitKind::Closed,
-                None,
-            ))
+            let permit = Permit::new(self, word.generation(), PermitKind::Closed, None);
+            Ok((permit, word))
         } else {
             Err(word)
         }
@@ -598,6 +605,7 @@ impl<C: Clock> Breaker<C> {
                 generation,
                 &self.stripes,
                 || self.is_closed_in(generation),
+                || self.quiet_lost(generation),
             ) {
                 Judgement::Trip(cause) => return Some(cause),
                 Judgement::Stale => return None,
@@ -988,8 +996,11 @@ impl<C: Clock> Breaker<C> {
                 .record_success_slow(generation, &self.stripes, &self.settings, || {
                     self.is_closed_in(generation)
                 });
-        if let Judgement::Trip(cause) = judged {
-            self.trip(generation, cause);
+        match judged {
+            Judgement::Trip(cause) => self.trip(generation, cause),
+            // The window may have filled clean, or forgotten its failures.
+            Judgement::Keep => self.publish_quiet(generation),
+            Judgement::Stale => {}
         }
     }
 
@@ -1036,11 +1047,13 @@ impl<C: Clock> Breaker<C> {
     fn judge_failure(&self, generation: u32, kind: PermitKind) {
         match kind {
             PermitKind::Closed | PermitKind::ClosedCounted => {
-                let judged =
-                    self.windows
-                        .record_failure(&self.settings, generation, &self.stripes, || {
-                            self.is_closed_in(generation)
-                        });
+                let judged = self.windows.record_failure(
+                    &self.settings,
+                    generation,
+                    &self.stripes,
+                    || self.is_closed_in(generation),
+                    || self.quiet_lost(generation),
+                );
                 if let Judgement::Trip(cause) = judged {
                     self.trip(generation, cause);
                 }
@@ -1249,7 +1262,7 @@ impl<C: Clock> Breaker<C> {
                     if closes {
                         // The window was emptied for `next` before the swap (point 7 in
                         // `window/mod.rs`).
-                        self.note_closing();
+                        self.note_closing(next.generation());
                         self.transitions.closings.fetch_add(1, Ordering::Relaxed);
                         self.announce(word, next, Trigger::ProbesSucceeded { successes }, None);
                     } else {
@@ -1432,11 +1445,13 @@ impl<C: Clock> Breaker<C> {
         (word.state() == State::Closed).then(|| word.generation())
     }
 
-    /// Times the closing just made (`closed_at`).
-    fn note_closing(&self) {
+    /// Times the closing to `generation` just made (`closed_at`), and sets the quiet bit if
+    /// its window starts clean (`quiet.rs`).
+    fn note_closing(&self, generation: u32) {
         self.transitions
             .closed_at
             .store(self.now(), Ordering::Relaxed);
+        self.publish_quiet(generation);
     }
 
     /// [`open_externally`](Breaker::open_externally) for an opening that another instance
@@ -1533,7 +1548,7 @@ impl<C: Clock> Breaker<C> {
                                 self.is_closed_in(next.generation())
                             });
                         }
-                        self.note_closing();
+                        self.note_closing(next.generation());
                     }
                     self.announce(word, next, Trigger::Manual, None);
                     return;
@@ -1864,6 +1879,9 @@ impl<C: Clock> fmt::Debug for Breaker<C> {
             .finish_non_exhaustive()
     }
 }
+
+#[path = "quiet.rs"]
+mod quiet;
 
 #[cfg(all(test, not(loom)))]
 #[path = "breaker_tag_boundary_tests.rs"]

@@ -135,12 +135,19 @@ impl<C: Clock> Breaker<C> {
         // permit's kind and keeps nothing but the closed-success path; every other state goes
         // through one out-of-line function. Without the split the whole of it was too big to
         // inline, and every healthy call paid a function call with a full register save.
-        match self.try_acquire_healthy() {
-            Ok(mut permit) => {
+        match self.try_acquire_healthy_word() {
+            Ok((mut permit, word)) => {
                 // A panic out of `f` or `classify` drops the permit: a failure.
                 permit.set_fails_if_dropped(true);
                 let result = f();
-                permit.record(classify(&result));
+                let outcome = classify(&result);
+                // The window still clean (`quiet.rs`): the success changes nothing, and the
+                // state word, already in this core's cache, is all this call reads again.
+                if word.is_quiet() && outcome == Outcome::Success && self.is_quiet_since(word) {
+                    permit.end_unrecorded();
+                } else {
+                    permit.record(outcome);
+                }
                 result.map_err(CallError::Failed)
             }
             // An open breaker's rejection first, through a small function of its own: inside

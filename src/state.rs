@@ -28,6 +28,22 @@
 //! timed for the slow-call rule. Neither is state: transitions carry them over, and
 //! reconfiguration flips them. They live here so that the healthy path learns "closed, nothing
 //! to count and nothing to time" from the one word it loads anyway, with one test.
+//!
+//! A closed word has no probes, and uses bits 3 to 28 for something else:
+//!
+//! ```text
+//!  63                               32  31  30  29  28                    4   3  2     0
+//! +-----------------------------------+---+---+---+-----------------------+---+-------+
+//! |            generation             | c | t | r |     quiet epoch       | q | state |  closed
+//! +-----------------------------------+---+---+---+-----------------------+---+-------+
+//! ```
+//!
+//! Bit `q` (quiet) says that the breaker's one failure window is clean in this generation: a
+//! success changes nothing, so `call` needs to read only this word to know it may skip the
+//! window (`quiet.rs` has the protocol that keeps the bit true). The quiet epoch changes each
+//! time a failure leaves a clean window, so that a quiet bit computed from a window read
+//! before that failure cannot be set after it. Every transition starts a closed generation
+//! with neither.
 
 use std::fmt;
 
@@ -89,6 +105,12 @@ const ADMISSIONS_BITS: u32 = 6;
 const ADMISSIONS_BITS: u32 = 1;
 const ADMISSIONS_MASK: u64 = (1 << ADMISSIONS_BITS) - 1;
 const AFTER_FAILED_ROUND: u64 = 1 << 29;
+/// Closed words only (the probe fields' bits, unused while closed): the window is quiet.
+const QUIET: u64 = 1 << 3;
+const QUIET_EPOCH_SHIFT: u32 = 4;
+/// Up to bit 28, below `r`: what the probe fields leave after `q`.
+const QUIET_EPOCH_BITS: u32 = 25;
+const QUIET_EPOCH_MASK: u64 = ((1 << QUIET_EPOCH_BITS) - 1) << QUIET_EPOCH_SHIFT;
 const GENERATION_SHIFT: u32 = 32;
 const COUNTS_SUCCESSES: u64 = 1 << 31;
 const TIMES_CALLS: u64 = 1 << 30;
@@ -126,6 +148,25 @@ impl StateWord {
     #[inline(always)]
     pub(crate) fn is_closed_and_plain(self) -> bool {
         self.0 & (STATE_MASK | COUNTS_SUCCESSES | TIMES_CALLS) == CLOSED
+    }
+
+    /// Whether the word is closed with a quiet window (see the module's docs).
+    #[inline(always)]
+    pub(crate) fn is_quiet(self) -> bool {
+        self.is_closed() && self.0 & QUIET != 0
+    }
+
+    /// The same closed word, quiet. The healthy path compares the word it loads after a call
+    /// with this one, made from the word it loaded before.
+    #[inline(always)]
+    pub(crate) fn with_quiet(self) -> Self {
+        StateWord(self.0 | QUIET)
+    }
+
+    /// The same closed word, not quiet, in the next quiet epoch (modulo 2^25).
+    pub(crate) fn with_quiet_lost(self) -> Self {
+        let epoch = (self.0 & QUIET_EPOCH_MASK).wrapping_add(1 << QUIET_EPOCH_SHIFT);
+        StateWord(self.0 & !(QUIET | QUIET_EPOCH_MASK) | epoch & QUIET_EPOCH_MASK)
     }
 
     /// Whether successes are counted in the metrics.
@@ -330,6 +371,36 @@ mod tests {
         assert!(!word.with_admission().after_failed_round());
         assert!(!marked.next(State::HalfOpen).after_failed_round());
         assert_eq!(marked.with_failed_round(false), word.next(State::Open));
+    }
+
+    #[test]
+    fn quiet_and_its_epoch_change_nothing_else_and_no_transition_carries_them() {
+        let word = StateWord::new(State::Closed, 7)
+            .with_counting(true)
+            .with_timing(true);
+        let quiet = word.with_quiet();
+        assert!(quiet.is_quiet() && !word.is_quiet());
+        let fields = |w: StateWord| {
+            (
+                w.state(),
+                w.generation(),
+                w.counts_successes(),
+                w.times_calls(),
+            )
+        };
+        assert_eq!(fields(quiet), (State::Closed, 7, true, true));
+        let lost = quiet.with_quiet_lost();
+        assert!(!lost.is_quiet());
+        assert_ne!(lost, word, "the epoch moved");
+        assert_ne!(lost.with_quiet_lost(), lost, "and moves at every loss");
+        assert_eq!(fields(lost), fields(quiet));
+        assert!(!lost.after_failed_round());
+        assert_eq!(lost.next(State::Open), word.next(State::Open));
+        assert_eq!(quiet.next(State::Closed), word.next(State::Closed));
+        // The epoch wraps within its field, never into `r`.
+        let last_epoch = StateWord(word.0 | QUIET_EPOCH_MASK).with_quiet();
+        assert_eq!(last_epoch.with_quiet_lost(), word);
+        assert!(!StateWord::new(State::Open, 7).with_quiet().is_quiet());
     }
 
     #[test]

@@ -394,6 +394,13 @@ impl Window {
         false
     }
 
+    /// Whether the window is clean in `generation` now (`Acquire`, as every load of the
+    /// word that a decision follows): the check behind the state word's quiet bit
+    /// (`quiet.rs`).
+    pub(crate) fn is_clean_in(&self, generation: u32) -> bool {
+        WindowWord::is_clean_in(self.word.load(Ordering::Acquire), generation)
+    }
+
     /// Records a success of closed `generation` that
     /// [`record_success_quickly`](Window::record_success_quickly) did not.
     ///
@@ -760,16 +767,22 @@ impl Window {
     ///
     /// [`record_failure_in_any_mode`]: Window::record_failure_in_any_mode
     #[inline(always)]
+    ///
+    /// `left_clean` runs after a failure that found the window clean has committed, before
+    /// this returns: the breaker's state word must stop saying the window is quiet
+    /// (`quiet.rs`).
     pub(crate) fn record_failure(
         &self,
         settings: &Swappable<Settings>,
         generation: u32,
         stripes: &Stripes,
         is_current: impl Fn() -> bool,
+        left_clean: impl Fn(),
     ) -> Judgement {
-        match self.record_failure_in_full(generation, stripes, &is_current) {
+        match self.record_failure_in_full(generation, stripes, &is_current, &left_clean) {
             Some(judged) => judged,
-            None => self.record_failure_in_any_mode(settings, generation, stripes, is_current),
+            None => self
+                .record_failure_in_any_mode(settings, generation, stripes, is_current, left_clean),
         }
     }
 
@@ -791,6 +804,7 @@ impl Window {
         generation: u32,
         stripes: &Stripes,
         is_current: &impl Fn() -> bool,
+        left_clean: &impl Fn(),
     ) -> Option<Judgement> {
         let rules = self.rules();
         // Acquire, then the state word, as in `word_for` (points 1 and 5).
@@ -809,6 +823,9 @@ impl Window {
         self.word
             .compare_exchange(raw, next.0, Ordering::AcqRel, Ordering::Relaxed)
             .ok()?;
+        if word.mode() == Mode::Clean {
+            left_clean();
+        }
         self.quiet_until_aged(generation, stripes, rules.forget_after());
         Some(self.judge_failure(rules, tag, word, number, successes, None))
     }
@@ -824,6 +841,7 @@ impl Window {
         generation: u32,
         stripes: &Stripes,
         is_current: impl Fn() -> bool,
+        left_clean: impl Fn(),
     ) -> Judgement {
         let tag = generation_tag(generation);
         let backoff = Backoff::new();
@@ -834,7 +852,8 @@ impl Window {
             };
             if word.mode() != Mode::Filling {
                 // Full: the inline path's work, from its own loads of the words.
-                if let Some(judged) = self.record_failure_in_full(generation, stripes, &is_current)
+                if let Some(judged) =
+                    self.record_failure_in_full(generation, stripes, &is_current, &left_clean)
                 {
                     return judged;
                 }
@@ -1301,7 +1320,7 @@ mod tests {
             }
         };
         let failure = |window: &Window| {
-            let judged = window.record_failure(&settings, 0, &stripes, || true);
+            let judged = window.record_failure(&settings, 0, &stripes, || true, || {});
             assert_eq!(judged, Judgement::Keep);
         };
         for _ in 0..4 {
@@ -1343,7 +1362,8 @@ mod tests {
         let (window, stripes, settings) = window_of_four();
         window.begin(&settings, 100, || true); // the window of a generation long gone
         // Generation 10_000 is current: recording in it clears the window rather than spin.
-        let judged = window.record_failure(&Swappable::new(settings), 10_000, &stripes, || true);
+        let judged =
+            window.record_failure(&Swappable::new(settings), 10_000, &stripes, || true, || {});
         assert_eq!(judged, Judgement::Keep);
         assert_eq!(tag_now(&window), generation_tag(10_000));
         assert_eq!(window.snapshot(&settings, 10_000, &stripes).failures, 1);
@@ -1365,13 +1385,19 @@ mod tests {
     ) -> Judgement {
         let current = std::cell::Cell::new(0u32);
         let meanwhile = std::cell::Cell::new(Some(meanwhile));
-        window.record_failure(settings, 0, stripes, || {
-            let is_current = current.get() == 0;
-            if let Some(meanwhile) = meanwhile.take() {
-                current.set(meanwhile()); // right after the check
-            }
-            is_current
-        })
+        window.record_failure(
+            settings,
+            0,
+            stripes,
+            || {
+                let is_current = current.get() == 0;
+                if let Some(meanwhile) = meanwhile.take() {
+                    current.set(meanwhile()); // right after the check
+                }
+                is_current
+            },
+            || {},
+        )
     }
 
     /// Generation 0 goes through `history`; then a failure of 0 stalls after its generation
@@ -1454,7 +1480,7 @@ mod tests {
                 success(&window, &stripes, &shared, g);
             }
             assert_eq!(
-                window.record_failure(&shared, g, &stripes, || true),
+                window.record_failure(&shared, g, &stripes, || true, || {}),
                 Judgement::Keep
             );
             for _ in 0..4 {
@@ -1479,7 +1505,7 @@ mod tests {
         let (window, stripes, settings) = window_of_four();
         let shared = Swappable::new(settings);
         assert_eq!(
-            window.record_failure(&shared, 0, &stripes, || true),
+            window.record_failure(&shared, 0, &stripes, || true, || {}),
             Judgement::Keep
         );
         let later = 1 << 13;
@@ -1499,15 +1525,15 @@ mod tests {
         let (window, stripes, settings) = window_of_four();
         let shared = Swappable::new(settings);
         for _ in 0..2 {
-            window.record_failure(&shared, 0, &stripes, || true); // failure 0 after 0 successes
+            window.record_failure(&shared, 0, &stripes, || true, || {}); // failure 0 after 0 successes
         }
         let later = 1 << 13;
         assert!(window.clear_before_closing(&settings, later, false, || true));
         for _ in 0..3 {
             success(&window, &stripes, &shared, later);
         }
-        window.record_failure(&shared, later, &stripes, || true); // failure 0 after 3 successes
-        window.record_failure(&shared, later, &stripes, || true);
+        window.record_failure(&shared, later, &stripes, || true, || {}); // failure 0 after 3 successes
+        window.record_failure(&shared, later, &stripes, || true, || {});
         // The last four calls are S S F F: both failures are in view.
         assert_eq!(window.snapshot(&settings, later, &stripes).failures, 2);
     }
@@ -1553,7 +1579,7 @@ mod tests {
         let history = |g: u32| {
             success(&window, &stripes, &shared, g);
             assert_eq!(
-                window.record_failure(&shared, g, &stripes, || true),
+                window.record_failure(&shared, g, &stripes, || true, || {}),
                 Judgement::Keep
             );
         };

@@ -97,8 +97,9 @@ impl Windows {
     /// windows, and every slot falls through to the window of the whole breaker. `get` and
     /// `unwrap_or` rather than a `match` with a call in each arm: the compiler then picks the
     /// window's address with a conditional move (rustc 1.95, x86-64), so that neither kind's
-    /// healthy call takes a jump of its own. Both kinds are 24 instructions per healthy call
-    /// in `.ci/instructions`. The `match` took 21 for one window and 24 for a window per
+    /// healthy call takes a jump of its own. Both kinds were 24 instructions per healthy call
+    /// in `.ci/instructions` (the one window's healthy call now reads the state word's quiet
+    /// bit instead, `quiet.rs`). The `match` took 21 for one window and 24 for a window per
     /// thread, each with a taken jump, and cost more over the bare call on CPU family 25:
     /// +0.54 against +0.44 ns at that machine's fast speed, +1.1 against +0.65 at its slow
     /// one (`benches/PERFORMANCE.md`, "Choosing the window without a jump").
@@ -169,6 +170,7 @@ impl Windows {
         generation: u32,
         stripes: &Stripes,
         is_current: impl Fn() -> bool,
+        left_clean: impl Fn(),
     ) -> Judgement {
         // With one window, the thread's stripe does not matter: no slot is looked up.
         let index = if self.per_thread.is_empty() {
@@ -176,7 +178,7 @@ impl Windows {
         } else {
             stripes.local_indexed().0
         };
-        self.record_failure_of_stripe(index, settings, generation, stripes, is_current)
+        self.record_failure_of_stripe(index, settings, generation, stripes, is_current, left_clean)
     }
 
     /// Records a failure of a call that a thread of stripe `index` issued, wherever it is
@@ -196,9 +198,23 @@ impl Windows {
         generation: u32,
         stripes: &Stripes,
         is_current: impl Fn() -> bool,
+        left_clean: impl Fn(),
     ) -> Judgement {
         self.of_stripe(index)
-            .record_failure(settings, generation, stripes, is_current)
+            .record_failure(settings, generation, stripes, is_current, left_clean)
+    }
+
+    /// Whether the state word may say that the window is quiet (`quiet.rs`): only with one
+    /// window. With a window per thread, one thread's clean window says nothing of another's.
+    #[inline(always)]
+    pub(crate) fn can_be_quiet(&self) -> bool {
+        self.per_thread.is_empty()
+    }
+
+    /// Whether the one window of the whole breaker is clean in `generation`; `false` with a
+    /// window per thread.
+    pub(crate) fn is_clean_in(&self, generation: u32) -> bool {
+        self.can_be_quiet() && self.whole.is_clean_in(generation)
     }
 
     /// [`Window::apply`] to every window.
@@ -330,7 +346,7 @@ mod tests {
                 }
             };
             let failure = || {
-                let judged = windows.record_failure(&settings, 0, &stripes, || true);
+                let judged = windows.record_failure(&settings, 0, &stripes, || true, || {});
                 assert_eq!(judged, Judgement::Keep);
             };
             for _ in 0..4 {
@@ -372,21 +388,21 @@ mod tests {
         for _ in 0..4 {
             success();
         }
-        windows.record_failure(&settings, 0, &stripes, || true);
+        windows.record_failure(&settings, 0, &stripes, || true, || {});
         let stripe = stripes.thread_stripe().expect("an own stripe");
         let hint = stripe.quiet_below.load(Ordering::Relaxed);
         // Another stripe's window, filled with failures (which would trip), is full.
         let other = (stripes.thread_slot() as u32 + 1) % 64;
         for _ in 0..4 {
-            windows.record_failure_of_stripe(other, &settings, 0, &stripes, || true);
+            windows.record_failure_of_stripe(other, &settings, 0, &stripes, || true, || {});
         }
         // Two successes age the failure: the count moves on, the hint stays.
         success();
         success();
-        windows.record_failure_of_stripe(other, &settings, 0, &stripes, || true);
+        windows.record_failure_of_stripe(other, &settings, 0, &stripes, || true, || {});
         assert_eq!(stripe.quiet_below.load(Ordering::Relaxed), hint);
         // Its own failure moves it, as before.
-        windows.record_failure(&settings, 0, &stripes, || true);
+        windows.record_failure(&settings, 0, &stripes, || true, || {});
         assert_eq!(stripe.quiet_below.load(Ordering::Relaxed), hint + 2);
     }
 
@@ -401,7 +417,7 @@ mod tests {
                     windows.record_success_slow(0, &stripes, &settings, || true);
                 }
             }
-            windows.record_failure(&settings, 0, &stripes, || true);
+            windows.record_failure(&settings, 0, &stripes, || true, || {});
             let stripe = stripes.thread_stripe().expect("an own stripe");
             let counted = stripe.window_successes.load(Ordering::Relaxed);
             // The turn: the hint says the next success checks.

@@ -191,6 +191,13 @@ impl WindowWord {
         WindowWord(cleared | u64::from(tick.wrapping_add(1)) << TICK_SHIFT)
     }
 
+    /// Whether `raw` is the clean window of `generation`, the full 32 bits of it (every clean
+    /// word carries them, [`cleaned`](WindowWord::cleaned)): not a clean window of a
+    /// generation `2^13` transitions away that shares its tag.
+    pub(super) fn is_clean_in(raw: u64, generation: u32) -> bool {
+        Self::is_clean_for(raw, generation) && raw as u32 == generation
+    }
+
     /// The same failures in a clean window of `generation`: a clean window remembers no
     /// failure, so the count of successes before its newest is free, and holds the full
     /// generation instead. No two generations' clean words are then alike (until the 32-bit

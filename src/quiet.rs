@@ -1,0 +1,235 @@
+//! The quiet bit: the state word says when the breaker's one window is clean, so that a
+//! healthy call reads no other word.
+//!
+//! A success into a clean window changes nothing (`window/word.rs`, `Clean`), so the healthy
+//! path's only question after the call is "is the window still clean in my generation?". The
+//! window word answers it, but reaching that word cost a thread-local read, two loads to pick
+//! the window and a compare on the window's own cache line: three cycles over the bare call on
+//! an Intel Xeon (family 6 model 106) where a second load of the state word, already in the
+//! core's cache, costs one (`benches/PERFORMANCE.md`, "The quiet bit"). So while the window is
+//! clean, bit `q` of the closed state word says so (`state.rs`), and
+//! [`Breaker::call`](crate::Breaker::call) compares the word it loads after the call with the
+//! word it loaded before, quiet: equal means the success may be skipped.
+//!
+//! Only a breaker with one window keeps the bit; with a window per thread, one thread's clean
+//! window says nothing of another's, and the bit is never set.
+//!
+//! # The invariant
+//!
+//! While the state word is closed in generation `g` with `q` set, the window is clean in `g`,
+//! or a failure that took it from clean to dirty has committed and has not yet returned from
+//! [`quiet_lost`](Breaker::quiet_lost). A success that reads `q` in the second case is
+//! concurrent with that failure and is placed before it: a success before a failure in a clean
+//! window changes nothing. A success whose call ends after the failure returned reads the
+//! word that failure wrote, and goes to the window.
+//!
+//! # Memory ordering
+//!
+//! Every write of the window word is a read-modify-write, so its modification order is a chain.
+//!
+//! - *Setting* ([`publish_quiet`](Breaker::publish_quiet)): load the state word `s`
+//!   (`Acquire`), check that it is closed in `g` without `q`; load the window word (`Acquire`)
+//!   and check that it is clean in `g` (all 32 bits of `g`); CAS the state word from `s` to `s`
+//!   with `q` (`AcqRel`).
+//! - *Losing* ([`quiet_lost`](Breaker::quiet_lost)): a failure whose commit (an `AcqRel` CAS on
+//!   the window word) replaced a clean word of `g` then replaces the state word, while it is
+//!   closed in `g`, by the same word without `q` and with the next quiet epoch (a CAS loop,
+//!   `AcqRel`). It does so whether or not `q` is set: the epoch is what makes a setter's CAS
+//!   fail.
+//!
+//! Let a setter's window load read the clean value `r`, and let failure `F` be the first whose
+//! commit `C` follows `r`, with its state word write `B`. If the setter's state load read `B`
+//! or a later value, then `C` (sequenced before the release `B`) happens before the setter's
+//! window load, which could not then read `r`, a value before `C`. So it read a value before
+//! `B`. If `B` comes before the setter's CAS, the state word differs from `s` in its epoch, and
+//! the CAS fails. Otherwise `q` is set before `B`, and `F` clears it before returning: the
+//! invariant holds.
+//!
+//! *The gap*: the epoch has 25 bits. A setter stalled between its two loads and its CAS while
+//! `2^25` failures each find the window clean (each after a window's worth of successes
+//! forgot the one before) finds the epoch back where it was; if then a failure is in view, its
+//! CAS sets `q` over a dirty window, and successes skip aging that failure until the next one
+//! clears `q` again. It takes `2^25` full windows of calls between two adjacent instructions.
+//!
+//! # Who sets it
+//!
+//! Whoever may have made the window clean, after doing so: a success the window's quick path
+//! declined (it may have filled the window clean, or forgotten its failures), a closing (whose
+//! new window may start clean, with no rate rule to fill), the breaker's construction, and a
+//! failure right after its own [`quiet_lost`](Breaker::quiet_lost) (a success on another
+//! thread may have forgotten the failure, and set `q`, before that failure cleared it). The
+//! bit is only ever a shortcut: without it a success asks the window, as it did before the bit
+//! existed.
+
+use super::Breaker;
+use crate::clock::Clock;
+use crate::state::StateWord;
+use crate::sync::Ordering;
+
+impl<C: Clock> Breaker<C> {
+    /// Whether the state word is `word` (loaded before the call), quiet: the window is clean in
+    /// `word`'s generation, and a success of a permit issued under `word` changes nothing.
+    #[inline(always)]
+    pub(crate) fn is_quiet_since(&self, word: StateWord) -> bool {
+        // Acquire, as the window word's load on the quick path: a success decided here comes
+        // after whatever the write of `q` followed.
+        self.control.state.load(Ordering::Acquire) == word.with_quiet().0
+    }
+
+    /// Sets `q` if the breaker is closed in `generation` and its one window is clean in it.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn publish_quiet(&self, generation: u32) {
+        if !self.windows.can_be_quiet() {
+            return;
+        }
+        let mut word = StateWord(self.control.state.load(Ordering::Acquire));
+        loop {
+            if !word.is_closed() || word.generation() != generation || word.is_quiet() {
+                return;
+            }
+            // After the state word's load: see the module's docs.
+            if !self.windows.is_clean_in(generation) {
+                return;
+            }
+            match self.control.state.compare_exchange(
+                word.0,
+                word.with_quiet().0,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return,
+                // A reconfiguration's bits, an epoch, a transition: look again.
+                Err(seen) => word = StateWord(seen),
+            }
+        }
+    }
+
+    /// A failure of `generation` has committed over a clean window: clears `q` and moves the
+    /// quiet epoch, then sets `q` again if the window is clean once more. Only with one window;
+    /// with a window per thread the bit is never set.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn quiet_lost(&self, generation: u32) {
+        if !self.windows.can_be_quiet() {
+            return;
+        }
+        let mut word = StateWord(self.control.state.load(Ordering::Acquire));
+        loop {
+            // A transition moved the word on: no setter's CAS from a word of `generation`
+            // can succeed.
+            if !word.is_closed() || word.generation() != generation {
+                return;
+            }
+            match self.control.state.compare_exchange_weak(
+                word.0,
+                word.with_quiet_lost().0,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => break,
+                Err(seen) => word = StateWord(seen),
+            }
+        }
+        self.publish_quiet(generation);
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use crate::breaker::Breaker;
+    use crate::state::StateWord;
+    use crate::sync::Ordering;
+
+    fn word(breaker: &Breaker) -> StateWord {
+        StateWord(breaker.control.state.load(Ordering::Acquire))
+    }
+
+    fn rate_over_4() -> Breaker {
+        Breaker::builder()
+            .failure_rate(0.5, 4)
+            .build()
+            .expect("valid settings")
+    }
+
+    fn succeed(breaker: &Breaker, calls: usize) {
+        for _ in 0..calls {
+            breaker.call(|| Ok::<_, ()>(())).expect("closed");
+        }
+    }
+
+    #[test]
+    fn the_word_turns_quiet_when_the_window_fills_clean() {
+        let breaker = rate_over_4();
+        succeed(&breaker, 3);
+        assert!(!word(&breaker).is_quiet(), "still filling");
+        succeed(&breaker, 1);
+        assert!(word(&breaker).is_quiet());
+    }
+
+    #[test]
+    fn a_failure_over_a_quiet_window_clears_the_bit_and_moves_the_epoch_and_aging_restores_it() {
+        let breaker = rate_over_4();
+        succeed(&breaker, 4);
+        let quiet = word(&breaker);
+        assert!(quiet.is_quiet());
+        let _ = breaker.call(|| Err::<(), _>("refused"));
+        let after_failure = word(&breaker);
+        assert!(!after_failure.is_quiet());
+        assert_eq!(
+            after_failure.generation(),
+            quiet.generation(),
+            "no transition"
+        );
+        assert_ne!(
+            after_failure.with_quiet(),
+            quiet,
+            "a setter that loaded the quiet-less word before the failure must not succeed"
+        );
+        // The window of 4 still sees the failure after 3 successes, and forgets it at the 4th.
+        succeed(&breaker, 3);
+        assert!(!word(&breaker).is_quiet());
+        assert_eq!(breaker.metrics().window_failures, 1);
+        succeed(&breaker, 1);
+        assert_eq!(breaker.metrics().window_failures, 0);
+        assert!(word(&breaker).is_quiet());
+    }
+
+    #[test]
+    fn a_run_rule_alone_is_quiet_from_the_start_and_again_after_a_closing() {
+        let breaker = Breaker::builder()
+            .consecutive_failures(2)
+            .build()
+            .expect("valid settings");
+        assert!(word(&breaker).is_quiet(), "no window to fill");
+        let _ = breaker.call(|| Err::<(), _>("refused"));
+        assert!(!word(&breaker).is_quiet(), "a run has begun");
+        breaker.reset();
+        assert!(word(&breaker).is_quiet(), "a closing starts clean");
+    }
+
+    #[test]
+    fn a_window_per_thread_never_makes_the_word_quiet() {
+        let breaker = Breaker::builder()
+            .consecutive_failures(2)
+            .per_thread_windows(true)
+            .build()
+            .expect("valid settings");
+        succeed(&breaker, 10);
+        assert!(!word(&breaker).is_quiet());
+    }
+
+    #[test]
+    fn a_reconfiguration_that_flips_counting_keeps_the_bit() {
+        let breaker = rate_over_4();
+        succeed(&breaker, 4);
+        let mut config = breaker.config();
+        config.count_successes = true;
+        breaker.reconfigure(config).expect("valid");
+        let counting = word(&breaker);
+        assert!(counting.is_quiet() && counting.counts_successes());
+        // A counting breaker's calls go the long way, and count.
+        succeed(&breaker, 2);
+        assert_eq!(breaker.metrics().successes, Some(2));
+    }
+}
