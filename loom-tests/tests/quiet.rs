@@ -1,0 +1,178 @@
+//! The quiet bit (`src/quiet.rs`): while the state word says the window is clean, a success
+//! through `Breaker::call` skips the window. The first four models race a failure that lands
+//! on a clean window against a success or a reset that makes the window clean and publishes
+//! the bit, then run more calls through `call` on one thread: if the bit were left set over a
+//! dirty window, those successes would be skipped and the failure would stay in view. The last
+//! one has a success whose call spans a failure. The end must be one the sequential reference
+//! model reaches for some interleaving (as in `window.rs`).
+
+#![cfg(loom)]
+
+mod common;
+
+use common::{
+    Call, F, R, S, assert_reached, check, check_each_order, from_model, model_finals, rate,
+    spawn_in,
+};
+use hotbreaker::testing::ModelConfig;
+use hotbreaker::{Breaker, ManualClock};
+use loom::sync::Arc;
+
+/// Makes `call` through [`Breaker::call`], the one path that reads the quiet bit (a permit's
+/// `success` always goes to the window); a reset is a reset.
+fn call_through(breaker: &Breaker<ManualClock>, call: Call) {
+    let _ = match call {
+        Call::Succeed => breaker.call(|| Ok::<(), ()>(())),
+        Call::Fail => breaker.call(|| Err::<(), ()>(())),
+        Call::Reset => {
+            breaker.reset();
+            return;
+        }
+        other => unreachable!("only successes, failures and resets here: {other:?}"),
+    };
+}
+
+/// [`common::check_against_model`], with every call made through [`Breaker::call`].
+fn check_calls_against_model(
+    max_preemptions: usize,
+    config: ModelConfig,
+    before: &'static [Call],
+    threads: &'static [&'static [Call]],
+    after: &'static [Call],
+) {
+    let allowed = model_finals(config, before, threads, after);
+    check_each_order(max_preemptions, threads.len(), move |order| {
+        let (breaker, _clock) = from_model(&config, 2);
+        for &call in before {
+            call_through(&breaker, call);
+        }
+        let roles = threads
+            .iter()
+            .map(|&calls| {
+                let breaker = Arc::clone(&breaker);
+                Box::new(move || {
+                    for &call in calls {
+                        call_through(&breaker, call);
+                    }
+                }) as common::Role<()>
+            })
+            .collect();
+        spawn_in(order, roles);
+        for &call in after {
+            call_through(&breaker, call);
+        }
+        assert_reached(&allowed, &breaker);
+    });
+}
+
+/// A full window of 3 holding one failure, two successes after it; thread A's success ages
+/// the failure out, so the window forgets it (dirty -> clean) and A publishes the quiet bit,
+/// while thread B records a failure, which may land on the window A just made clean. Then
+/// three successes through `call`, which age B's failure out in every order.
+///
+/// Checks that the window ends empty of failures, as every order leaves it.
+///
+/// Catches: a loss of the bit that does not move the quiet epoch
+/// (`StateWord::with_quiet_lost` clearing `q` only): A loads the state word and the clean
+/// window, B commits and "loses" a bit that is not set yet, which leaves the word as it was,
+/// and A's CAS then sets `q` over B's failure; the three successes are skipped and the
+/// failure stays in view. Also (each tried, as in the three models below): a failure over a
+/// clean window that does not clear the bit (`Breaker::quiet_lost` a no-op), or that moves the
+/// epoch only when `q` is set, or that does so before its own commit on the window word rather
+/// than after; a loss whose compare-and-swap is relaxed, so that A, retrying after it, may read
+/// the clean window from before B's commit; and a setter that loads the window word before the
+/// state word (the epoch B moved is then the one A's CAS starts from).
+#[test]
+fn a_failure_over_a_forgetting_success_clears_the_quiet_bit() {
+    check_calls_against_model(
+        2,
+        rate(1.0, 3, 3),
+        &[S, S, S, F, S, S],
+        &[&[S], &[F]],
+        &[S, S, S],
+    );
+}
+
+/// A window of 3 with two successes, filling; thread A's success fills it clean and publishes
+/// the quiet bit, while thread B records a failure, which may land on the window A just
+/// filled. Then three successes through `call`, which age B's failure out in every order.
+///
+/// Checks that the window ends empty of failures, as every order leaves it.
+///
+/// Catches the same bugs as `a_failure_over_a_forgetting_success_clears_the_quiet_bit`, with
+/// the bit published by the success that fills the window rather than one that forgets.
+#[test]
+fn a_failure_over_a_filling_success_clears_the_quiet_bit() {
+    check_calls_against_model(2, rate(1.0, 3, 3), &[S, S], &[&[S], &[F]], &[S, S, S]);
+}
+
+/// A run rule alone (3 failures), whose window starts clean and quiet; one failure recorded.
+/// Thread A's success ends the run, so the window forgets the failure and A publishes the
+/// bit, while thread B records a failure. Then a success and two failures through `call`:
+/// in every order the success breaks the run before the last two failures, and the breaker
+/// stays closed with a run of 2.
+///
+/// Catches the same bugs as `a_failure_over_a_forgetting_success_clears_the_quiet_bit`, on a
+/// window without a rate rule: with the bit left set over B's failure, the success is skipped
+/// and B's failure and the last two make a run of 3 that trips.
+#[test]
+fn a_failure_over_a_run_breaking_success_clears_the_quiet_bit() {
+    const CONFIG: ModelConfig = ModelConfig {
+        failure_rate: None,
+        consecutive_failures: Some(3),
+        ..rate(1.0, 3, 3)
+    };
+    check_calls_against_model(2, CONFIG, &[F], &[&[S], &[F]], &[S, F, F]);
+}
+
+/// A run rule alone (2 failures), whose window starts clean at every closing. Thread A resets
+/// the breaker, and the reset publishes the quiet bit of the new generation; thread B records
+/// a failure, which lands in the old generation (and is dropped by the reset) or on the new
+/// generation's clean window. Then a success and a failure through `call`: the success breaks
+/// any run, and the breaker ends closed with a run of 1 in every order.
+///
+/// Catches the same bugs as `a_failure_over_a_forgetting_success_clears_the_quiet_bit`, with
+/// the bit published by a closing (`Breaker::note_closing`): with the bit left set over B's
+/// failure, the success is skipped and the last failure makes a run of 2 that trips.
+#[test]
+fn a_failure_after_a_reset_clears_the_quiet_bit_the_reset_published() {
+    const CONFIG: ModelConfig = ModelConfig {
+        failure_rate: None,
+        consecutive_failures: Some(2),
+        ..rate(1.0, 3, 3)
+    };
+    check_calls_against_model(2, CONFIG, &[], &[&[R], &[F]], &[S, F]);
+}
+
+/// A run rule alone (2 failures), its window clean and quiet from the start. A call on the
+/// main thread admitted under the quiet word waits, inside its body, for another thread's
+/// failure to return, and then succeeds; then one more failure. The failure returned before
+/// the success's call ended, so the success comes after it in every order, breaks the run,
+/// and the breaker ends closed with a run of 1.
+///
+/// Catches: a success skipped on the word it was admitted under alone, without comparing the
+/// state word after the call (`Breaker::is_quiet_since`): the success is placed before the
+/// failure, which it followed, the two failures make a run, and the breaker trips.
+#[test]
+fn a_success_whose_call_spans_a_failure_goes_to_the_window() {
+    const CONFIG: ModelConfig = ModelConfig {
+        failure_rate: None,
+        consecutive_failures: Some(2),
+        ..rate(1.0, 3, 3)
+    };
+    let allowed = model_finals(CONFIG, &[F, S, F], &[], &[]);
+    check(2, move || {
+        let (breaker, _clock) = from_model(&CONFIG, 2);
+        let spanning = breaker.call(|| {
+            let failing = {
+                let breaker = Arc::clone(&breaker);
+                loom::thread::spawn(move || call_through(&breaker, F))
+            };
+            failing.join().unwrap();
+            Ok::<(), ()>(())
+        });
+        assert!(spanning.is_ok(), "admitted while closed");
+        call_through(&breaker, F);
+        assert_reached(&allowed, &breaker);
+    });
+}
