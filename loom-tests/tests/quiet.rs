@@ -11,8 +11,7 @@
 mod common;
 
 use common::{
-    Call, F, R, S, assert_reached, check, check_each_order, from_model, model_finals, rate,
-    spawn_in,
+    Call, F, R, S, assert_reached, check, check_against_model_with, from_model, model_finals, rate,
 };
 use hotbreaker::testing::ModelConfig;
 use hotbreaker::{Breaker, ManualClock};
@@ -30,39 +29,6 @@ fn call_through(breaker: &Breaker<ManualClock>, call: Call) {
         }
         other => unreachable!("only successes, failures and resets here: {other:?}"),
     };
-}
-
-/// [`common::check_against_model`], with every call made through [`Breaker::call`].
-fn check_calls_against_model(
-    max_preemptions: usize,
-    config: ModelConfig,
-    before: &'static [Call],
-    threads: &'static [&'static [Call]],
-    after: &'static [Call],
-) {
-    let allowed = model_finals(config, before, threads, after);
-    check_each_order(max_preemptions, threads.len(), move |order| {
-        let (breaker, _clock) = from_model(&config, 2);
-        for &call in before {
-            call_through(&breaker, call);
-        }
-        let roles = threads
-            .iter()
-            .map(|&calls| {
-                let breaker = Arc::clone(&breaker);
-                Box::new(move || {
-                    for &call in calls {
-                        call_through(&breaker, call);
-                    }
-                }) as common::Role<()>
-            })
-            .collect();
-        spawn_in(order, roles);
-        for &call in after {
-            call_through(&breaker, call);
-        }
-        assert_reached(&allowed, &breaker);
-    });
 }
 
 /// A full window of 3 holding one failure, two successes after it; thread A's success ages
@@ -84,12 +50,13 @@ fn check_calls_against_model(
 /// state word (the epoch B moved is then the one A's CAS starts from).
 #[test]
 fn a_failure_over_a_forgetting_success_clears_the_quiet_bit() {
-    check_calls_against_model(
+    check_against_model_with(
         2,
         rate(1.0, 3, 3),
         &[S, S, S, F, S, S],
         &[&[S], &[F]],
         &[S, S, S],
+        call_through,
     );
 }
 
@@ -103,7 +70,14 @@ fn a_failure_over_a_forgetting_success_clears_the_quiet_bit() {
 /// the bit published by the success that fills the window rather than one that forgets.
 #[test]
 fn a_failure_over_a_filling_success_clears_the_quiet_bit() {
-    check_calls_against_model(2, rate(1.0, 3, 3), &[S, S], &[&[S], &[F]], &[S, S, S]);
+    check_against_model_with(
+        2,
+        rate(1.0, 3, 3),
+        &[S, S],
+        &[&[S], &[F]],
+        &[S, S, S],
+        call_through,
+    );
 }
 
 /// A run rule alone (3 failures), whose window starts clean and quiet; one failure recorded.
@@ -122,7 +96,7 @@ fn a_failure_over_a_run_breaking_success_clears_the_quiet_bit() {
         consecutive_failures: Some(3),
         ..rate(1.0, 3, 3)
     };
-    check_calls_against_model(2, CONFIG, &[F], &[&[S], &[F]], &[S, F, F]);
+    check_against_model_with(2, CONFIG, &[F], &[&[S], &[F]], &[S, F, F], call_through);
 }
 
 /// A run rule alone (2 failures), whose window starts clean at every closing. Thread A resets
@@ -141,7 +115,7 @@ fn a_failure_after_a_reset_clears_the_quiet_bit_the_reset_published() {
         consecutive_failures: Some(2),
         ..rate(1.0, 3, 3)
     };
-    check_calls_against_model(2, CONFIG, &[], &[&[R], &[F]], &[S, F]);
+    check_against_model_with(2, CONFIG, &[], &[&[R], &[F]], &[S, F], call_through);
 }
 
 /// A run rule alone (2 failures), its window clean and quiet from the start. A call on the

@@ -209,10 +209,27 @@ pub fn success_then_failure(breaker: &Arc<Breaker<ManualClock>>) -> Role<()> {
     })
 }
 
+/// How a model makes one call: [`make`] (through permits), or another path of the breaker.
+pub type Maker = fn(&Breaker<ManualClock>, Call);
+
+/// [`make`], as a [`Maker`].
+fn make_through_permits(breaker: &Breaker<ManualClock>, call: Call) {
+    make(breaker, call);
+}
+
 /// One role per entry of `threads`, each making that entry's calls in turn on `breaker`.
 pub fn making(
     breaker: &Arc<Breaker<ManualClock>>,
     threads: &'static [&'static [Call]],
+) -> Vec<Role<()>> {
+    making_with(breaker, threads, make_through_permits)
+}
+
+/// [`making`], each call made by `maker`.
+pub fn making_with(
+    breaker: &Arc<Breaker<ManualClock>>,
+    threads: &'static [&'static [Call]],
+    maker: Maker,
 ) -> Vec<Role<()>> {
     threads
         .iter()
@@ -220,7 +237,7 @@ pub fn making(
             let breaker = breaker.clone();
             Box::new(move || {
                 for &call in calls {
-                    make(&breaker, call);
+                    maker(&breaker, call);
                 }
             }) as Role<()>
         })
@@ -319,15 +336,34 @@ pub fn check_against_model(
     threads: &'static [&'static [Call]],
     after: &'static [Call],
 ) {
+    check_against_model_with(
+        max_preemptions,
+        config,
+        before,
+        threads,
+        after,
+        make_through_permits,
+    );
+}
+
+/// [`check_against_model`], every call made by `maker`.
+pub fn check_against_model_with(
+    max_preemptions: usize,
+    config: ModelConfig,
+    before: &'static [Call],
+    threads: &'static [&'static [Call]],
+    after: &'static [Call],
+    maker: Maker,
+) {
     let allowed = model_finals(config, before, threads, after);
     check_each_order(max_preemptions, threads.len(), move |order| {
         let (breaker, _clock) = from_model(&config, 2);
         for &call in before {
-            make(&breaker, call);
+            maker(&breaker, call);
         }
-        spawn_in(order, making(&breaker, threads));
+        spawn_in(order, making_with(&breaker, threads, maker));
         for &call in after {
-            make(&breaker, call);
+            maker(&breaker, call);
         }
         assert_reached(&allowed, &breaker);
     });
