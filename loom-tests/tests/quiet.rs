@@ -1,5 +1,5 @@
 //! The quiet bit (`src/quiet.rs`): while the state word says the window is clean, a success
-//! through `Breaker::call` skips the window. The first four models race a failure that lands
+//! through `Breaker::call` skips the window. The first five models race a failure that lands
 //! on a clean window against a success or a reset that makes the window clean and publishes
 //! the bit, then run more calls through `call` on one thread: if the bit were left set over a
 //! dirty window, those successes would be skipped and the failure would stay in view. The last
@@ -116,6 +116,30 @@ fn a_failure_after_a_reset_clears_the_quiet_bit_the_reset_published() {
         ..rate(1.0, 3, 3)
     };
     check_against_model_with(2, CONFIG, &[], &[&[R], &[F]], &[S, F], call_through);
+}
+
+/// A run rule alone (2 failures), three threads: A resets the breaker, B records a failure and
+/// C a success. A's reset swaps the state word to the new generation before it empties the
+/// window, so C's success may find the old generation's window, clear it for the new one
+/// (clean, with no rate rule to fill) and publish the quiet bit; B's failure may land on the
+/// window C just cleared, between C's clearing and C's publish. C synchronized with A (through
+/// the state word) but with nothing of B's. Then a success and a failure through `call`: the
+/// success breaks any run, and the breaker ends closed with a run of 1 in every order.
+///
+/// Catches: a setter whose first load of the state word is relaxed
+/// (`Breaker::publish_quiet`): C may then read the quiet epoch B's `quiet_lost` moved and
+/// still the clean window word from before B's commit, and its CAS sets `q` over B's failure;
+/// the success is skipped and the last failure makes a run of 2 that trips. The four models
+/// above do not catch it, even with 5 preemptions. One preemption finds it here; the bound
+/// stays at 1 because with three threads a bound of 2 takes over two minutes.
+#[test]
+fn a_failure_over_a_success_clearing_for_a_reset_clears_the_quiet_bit() {
+    const CONFIG: ModelConfig = ModelConfig {
+        failure_rate: None,
+        consecutive_failures: Some(2),
+        ..rate(1.0, 3, 3)
+    };
+    check_against_model_with(1, CONFIG, &[], &[&[R], &[F], &[S]], &[S, F], call_through);
 }
 
 /// A run rule alone (2 failures), its window clean and quiet from the start. A call on the
