@@ -7,9 +7,10 @@
 //! the window and a compare on the window's own cache line: three cycles over the bare call on
 //! an Intel Xeon (family 6 model 106) where a second load of the state word, already in the
 //! core's cache, costs one (`benches/PERFORMANCE.md`, "The quiet bit"). So while the window is
-//! clean, bit `q` of the closed state word says so (`state.rs`), and
-//! [`Breaker::call`](crate::Breaker::call) compares the word it loads after the call with the
-//! word it loaded before, quiet: equal means the success may be skipped.
+//! clean, bit `q` of the closed state word says so (`state.rs`). A success of
+//! [`Breaker::call`](crate::Breaker::call) admitted under a quiet word compares the word it
+//! loads after the call with that word: equal means the success may be skipped. Any other
+//! success, and every success of a permit taken by hand, is recorded in the window.
 //!
 //! Only a breaker with one window keeps the bit; with a window per thread, one thread's clean
 //! window says nothing of another's, and the bit is never set.
