@@ -26,7 +26,9 @@
 //!
 //! # Memory ordering
 //!
-//! Every write of the window word is a read-modify-write, so its modification order is a chain.
+//! Every write of the window word is a read-modify-write, so its modification order is a chain;
+//! so is every write of the state word (outside tests), so a value later than a release write
+//! of it is in that write's release sequence.
 //!
 //! - *Setting* ([`publish_quiet`](Breaker::publish_quiet)): load the state word `s`
 //!   (`Acquire`), check that it is closed in `g` without `q`; load the window word (`Acquire`)
