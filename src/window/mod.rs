@@ -765,12 +765,12 @@ impl Window {
     /// comes all day, is recorded here, inlined into the breaker's out-of-line failure path;
     /// every other one, and one that loses a race, goes to [`record_failure_in_any_mode`].
     ///
-    /// [`record_failure_in_any_mode`]: Window::record_failure_in_any_mode
-    #[inline(always)]
-    ///
     /// `left_clean` runs after a failure that found the window clean has committed, before
     /// this returns: the breaker's state word must stop saying the window is quiet
     /// (`quiet.rs`).
+    ///
+    /// [`record_failure_in_any_mode`]: Window::record_failure_in_any_mode
+    #[inline(always)]
     pub(crate) fn record_failure(
         &self,
         settings: &Swappable<Settings>,
