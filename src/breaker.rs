@@ -302,8 +302,31 @@ impl<C: Clock> Breaker<C> {
     #[cold]
     #[inline(never)]
     pub(crate) fn rejection_while_open(&self, word: StateWord) -> Option<Rejected> {
-        let left = self.open_period_left(word)?;
+        let left = self.open_period_left_to_reject(word)?;
         Some(self.count_rejection(self.reject(State::Open, Some(left))))
+    }
+
+    /// [`open_period_left`](Breaker::open_period_left) for a call that is about to be turned
+    /// away, from the clock's bound on the time when that bound falls before the period's end
+    /// ([`Clock::upper_bound_nanos`]): no clock read then, and the time left is short of the
+    /// exact one by as much as the bound is late. Otherwise, or with no bound, the clock is
+    /// read as for `open_period_left`, so the period still ends when the clock says.
+    #[inline(always)]
+    fn open_period_left_to_reject(&self, word: StateWord) -> Option<Duration> {
+        if word.state() != State::Open {
+            return None;
+        }
+        if let Some(upper) = self.clock.upper_bound_nanos() {
+            let upper = upper.saturating_sub(self.clock_base);
+            if let Some(left) = self
+                .control
+                .deadline
+                .remaining_nanos(word.generation(), upper)
+            {
+                return Some(Duration::from_nanos(left));
+            }
+        }
+        self.open_period_left(word)
     }
 
     /// What is left of the open period, if `word` is an open state word whose period runs.
@@ -366,7 +389,7 @@ impl<C: Clock> Breaker<C> {
         match word.state() {
             State::Closed | State::ForcedClosed => false,
             State::ForcedOpen => true,
-            State::Open => !self.open_period_over(word),
+            State::Open => self.open_period_left_to_reject(word).is_some(),
             State::HalfOpen => word.probes_out() >= self.settings().half_open_probes,
         }
     }
@@ -418,7 +441,7 @@ impl<C: Clock> Breaker<C> {
         // Open, and the period not over: the rejection that repeats while a dependency is
         // down, decided before the transition loop below is set up. The same decision as the
         // loop's first round for `State::Open`.
-        if let Some(left) = self.open_period_left(word) {
+        if let Some(left) = self.open_period_left_to_reject(word) {
             return Err(self.reject(State::Open, Some(left)));
         }
         self.acquire_by_transition(word)

@@ -1,7 +1,8 @@
 //! Where the breaker's notion of time comes from.
 //!
 //! The breaker reads the clock only where a decision needs it: when a failure trips it (to set
-//! the end of the open period), while it is open (to see whether that period has ended), when
+//! the end of the open period), while it is open (to see whether that period has ended, from
+//! a cheaper bound on the time first where the clock has one: [`Clock::upper_bound_nanos`]), when
 //! a probe is admitted or given up on, and, under a `slow_call` limit, when a call is admitted
 //! and when it ends (to time it). Without a slow-call limit, a healthy call never reads the
 //! clock.
@@ -9,6 +10,7 @@
 use std::fmt;
 use std::time::Duration;
 
+use crate::coarse_clock::CoarseBound;
 use crate::sync::{Arc, AtomicU64, Ordering};
 
 /// A monotonic source of time for a [`Breaker`](crate::Breaker).
@@ -44,16 +46,36 @@ pub trait Clock: Send + Sync + 'static {
     fn recheck_within(&self) -> Option<Duration> {
         None
     }
+
+    /// A time no earlier than [`now_nanos`](Clock::now_nanos) would read at this moment, for a
+    /// clock that can bound its time more cheaply than it can read it; `None`, the default,
+    /// for one that cannot.
+    ///
+    /// While a breaker is open, every call it turns away asks whether the open period is over.
+    /// With a bound before the period's end, the call is turned away without reading the
+    /// clock; otherwise the breaker reads [`now_nanos`](Clock::now_nanos), so the period ends
+    /// when that reading says. A bound later than the time only costs that read; a bound
+    /// earlier than the time would keep the breaker open past the period's end. The time
+    /// left that such a rejection reports ([`Rejected::retry_after`](crate::Rejected::retry_after))
+    /// is short of the exact one by as much as the bound is late.
+    fn upper_bound_nanos(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// The default clock: the CPU's time-stamp counter through [`quanta`], scaled to nanoseconds.
 ///
 /// One reading costs a `rdtsc` and a multiply (about 12.5 ns on the machine
 /// `benches/PERFORMANCE.md` describes, against about 32 ns for [`std::time::Instant::now`]).
+/// On Linux its [`upper_bound_nanos`](Clock::upper_bound_nanos) comes from the kernel's coarse
+/// monotonic clock (about 4.3 ns there): it is later than the time by at most about two
+/// scheduler ticks and a millisecond, so an open breaker turns calls away without the
+/// `rdtsc` until that close to the period's end.
 #[derive(Clone)]
 pub struct QuantaClock {
     clock: quanta::Clock,
     epoch: u64,
+    coarse: Option<CoarseBound>,
 }
 
 impl QuantaClock {
@@ -61,7 +83,11 @@ impl QuantaClock {
     pub fn new() -> Self {
         let clock = quanta::Clock::new();
         let epoch = clock.raw();
-        QuantaClock { clock, epoch }
+        QuantaClock {
+            clock,
+            epoch,
+            coarse: CoarseBound::new(),
+        }
     }
 }
 
@@ -83,6 +109,13 @@ impl Clock for QuantaClock {
     #[inline]
     fn now_nanos(&self) -> u64 {
         self.clock.delta_as_nanos(self.epoch, self.clock.raw())
+    }
+
+    /// From the coarse clock and the thread's last pair of readings (`coarse_clock.rs`, which
+    /// argues the bound); `None` where the kernel has no coarse clock to read.
+    #[inline]
+    fn upper_bound_nanos(&self) -> Option<u64> {
+        self.coarse?.upper_bound(&self.clock, self.epoch)
     }
 }
 

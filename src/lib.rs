@@ -96,6 +96,7 @@ mod builder;
 mod call;
 mod calls_out;
 mod clock;
+mod coarse_clock;
 mod config;
 mod config_file;
 mod listener;
