@@ -85,14 +85,17 @@ impl<C: Clock> Breaker<C> {
     where
         F: Future<Output = Result<T, E>>,
     {
-        let mut permit = self.try_acquire().map_err(CallError::Rejected)?;
+        let (mut permit, admitted_quiet) = self
+            .try_acquire_noting_quiet()
+            .map_err(CallError::Rejected)?;
         let result = FailsIfPollPanics {
             future: std::pin::pin!(future),
             permit: &mut permit,
         }
         .await;
         permit.set_fails_if_dropped(true); // a panic in `classify`
-        permit.record(classify(&result));
+        // A success into a window that is still clean skips it, as in `call` (`quiet.rs`).
+        permit.record_unless_quiet(classify(&result), admitted_quiet);
         result.map_err(CallError::Failed)
     }
 }

@@ -276,6 +276,19 @@ impl<C: Clock> Breaker<C> {
         self.acquire_counting_rejection(word)
     }
 
+    /// [`try_acquire`](Breaker::try_acquire), with the state word the permit was admitted
+    /// under if that word was quiet: for callers that end the permit with
+    /// [`Permit::record_unless_quiet`] (`call_async`, the tower service).
+    #[inline]
+    pub(crate) fn try_acquire_noting_quiet(
+        &self,
+    ) -> Result<(Permit<'_, C>, Option<StateWord>), Rejected> {
+        match self.try_acquire_healthy_word() {
+            Ok((permit, word)) => Ok((permit, word.is_quiet().then_some(word))),
+            Err(word) => Ok((self.acquire_other(word)?, None)),
+        }
+    }
+
     /// [`acquire_other`](Breaker::acquire_other) inlined, for callers that are out of line
     /// already.
     #[inline(always)]
@@ -425,6 +438,18 @@ impl<C: Clock> Breaker<C> {
     pub fn try_acquire_owned(self: &Arc<Self>) -> Result<OwnedPermit<C>, Rejected> {
         let (generation, kind, timing) = self.try_acquire()?.into_parts();
         Ok(OwnedPermit::new(Arc::clone(self), generation, kind, timing))
+    }
+
+    /// [`try_acquire_owned`](Breaker::try_acquire_owned), with the quiet state word the permit
+    /// was admitted under, as [`try_acquire_noting_quiet`](Breaker::try_acquire_noting_quiet).
+    #[cfg(feature = "tower")]
+    pub(crate) fn try_acquire_owned_noting_quiet(
+        self: &Arc<Self>,
+    ) -> Result<(OwnedPermit<C>, Option<StateWord>), Rejected> {
+        let (permit, quiet) = self.try_acquire_noting_quiet()?;
+        let (generation, kind, timing) = permit.into_parts();
+        let owned = OwnedPermit::new(Arc::clone(self), generation, kind, timing);
+        Ok((owned, quiet))
     }
 
     #[inline(always)]

@@ -9,7 +9,7 @@ use std::time::Duration;
 use crate::breaker::Breaker;
 use crate::calls_out::OutTicket;
 use crate::clock::Clock;
-use crate::state::State;
+use crate::state::{State, StateWord};
 
 /// How a call's outcome counts for the breaker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -209,6 +209,19 @@ impl<'a, C: Clock> Permit<'a, C> {
         let _ = ManuallyDrop::new(self);
     }
 
+    /// Records `outcome`, unless it is a success of a permit admitted under the quiet state
+    /// word `admitted_quiet` (from [`Breaker::try_acquire_noting_quiet`]) and the state word
+    /// is still that word: the window is clean, and the success changes nothing (`quiet.rs`).
+    #[inline]
+    pub(crate) fn record_unless_quiet(self, outcome: Outcome, admitted_quiet: Option<StateWord>) {
+        match admitted_quiet {
+            Some(word) if outcome == Outcome::Success && self.breaker.is_quiet_since(word) => {
+                self.end_unrecorded();
+            }
+            _ => self.record(outcome),
+        }
+    }
+
     /// Hands the admission over to another permit type, without ending it.
     pub(crate) fn into_parts(self) -> (u32, PermitKind, Option<Timing>) {
         let permit = ManuallyDrop::new(self);
@@ -317,6 +330,23 @@ impl<C: Clock> OwnedPermit<C> {
         self.ended = true;
         self.breaker
             .end_with(self.generation, self.kind, self.timing, outcome);
+    }
+
+    /// [`Permit::record_unless_quiet`], for a permit from
+    /// [`Breaker::try_acquire_owned_noting_quiet`].
+    #[cfg(feature = "tower")]
+    pub(crate) fn record_unless_quiet(
+        mut self,
+        outcome: Outcome,
+        admitted_quiet: Option<StateWord>,
+    ) {
+        match admitted_quiet {
+            Some(word) if outcome == Outcome::Success && self.breaker.is_quiet_since(word) => {
+                debug_assert!(self.kind == PermitKind::Closed && self.timing.is_none());
+                self.ended = true;
+            }
+            _ => self.record(outcome),
+        }
     }
 
     /// Whether this permit is a half-open probe.

@@ -8,9 +8,11 @@
 //! an Intel Xeon (family 6 model 106) where a second load of the state word, already in the
 //! core's cache, costs one (`benches/PERFORMANCE.md`, "The quiet bit"). So while the window is
 //! clean, bit `q` of the closed state word says so (`state.rs`). A success of
-//! [`Breaker::call`](crate::Breaker::call) admitted under a quiet word compares the word it
-//! loads after the call with that word: equal means the success may be skipped. Any other
-//! success, and every success of a permit taken by hand, is recorded in the window.
+//! [`Breaker::call`](crate::Breaker::call), [`call_async`](crate::Breaker::call_async) or the
+//! tower service admitted under a quiet word compares the word it loads after the call with
+//! that word: equal means the success may be skipped. Any other success, and every success of
+//! a permit taken by hand, is recorded in the window. (An async call may be out for long:
+//! what decides is the word after it, which says the window is clean now.)
 //!
 //! Only a breaker with one window keeps the bit; with a window per thread, one thread's clean
 //! window says nothing of another's, and the bit is never set.

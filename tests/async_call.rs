@@ -103,3 +103,44 @@ async fn call_async_with_counts_as_its_classifier_says() {
     assert_eq!(breaker.state(), State::Closed, "a 404 is ignored");
     assert_eq!(breaker.metrics().failures, 0);
 }
+
+/// The same outcomes through `call` on one breaker and `call_async` on another, sharing a
+/// clock: after every call both answer alike and show the same metrics. A success admitted
+/// while the window is clean skips it on both (`quiet.rs`); one that must age a failure is
+/// recorded on both, or the failures it should push out would trip the async breaker early.
+#[tokio::test]
+async fn call_async_judges_every_outcome_as_call_does() {
+    let clock = ManualClock::new();
+    let make = || {
+        Breaker::builder()
+            .failure_rate(0.5, 20)
+            .consecutive_failures(6)
+            .open_duration(Duration::from_secs(1))
+            .clock(clock.clone())
+            .build()
+            .unwrap()
+    };
+    let (sync, asynced) = (make(), make());
+    let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+    let mut openings = 0;
+    for step in 0..5_000 {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        // Failures in bursts now and then, so that the window fills, ages and trips.
+        let fails = seed % 100 < if step % 400 < 100 { 45 } else { 4 };
+        let outcome = move || if fails { Err("down") } else { Ok(step) };
+        let by_call = sync.call(outcome);
+        let by_async = asynced.call_async(async move { outcome() }).await;
+        assert_eq!(by_call, by_async, "call {step}");
+        assert_eq!(sync.metrics(), asynced.metrics(), "after call {step}");
+        if by_call.as_ref().is_err_and(CallError::is_rejected) {
+            clock.advance(Duration::from_millis(100));
+        }
+        openings = sync.metrics().openings;
+    }
+    assert!(
+        openings > 3,
+        "the sequence trips the breakers ({openings} openings)"
+    );
+}

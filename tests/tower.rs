@@ -804,3 +804,56 @@ async fn a_response_future_says_in_debug_whether_its_verdict_is_still_to_come() 
         "{future:?}"
     );
 }
+
+/// The same outcomes through `Breaker::call` on one breaker and the layer on another (with no
+/// success counting, so that successes into a clean window skip it): after every call both
+/// answer alike and show the same metrics.
+#[tokio::test]
+async fn the_layer_judges_every_outcome_as_call_does() {
+    let clock = ManualClock::new();
+    let make = || {
+        Arc::new(
+            Breaker::builder()
+                .failure_rate(0.5, 20)
+                .consecutive_failures(6)
+                .open_duration(Duration::from_secs(1))
+                .clock(clock.clone())
+                .build()
+                .unwrap(),
+        )
+    };
+    let (direct, layered) = (make(), make());
+    let calls = Arc::new(AtomicUsize::new(0));
+    let mut service = ServiceBuilder::new()
+        .layer(BreakerLayer::new(Arc::clone(&layered)).classify(HttpClassifier))
+        .service(dependency(&calls));
+    let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+    for step in 0..5_000 {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        // Failures in bursts now and then, so that the window fills, ages and trips.
+        let fails = seed % 100 < if step % 400 < 100 { 45 } else { 4 };
+        let status = if fails { 503 } else { 200 };
+        let by_call = direct.call(|| if fails { Err(status) } else { Ok(status) });
+        let by_layer = send(&mut service, status).await;
+        match (&by_call, &by_layer) {
+            (Ok(_), Ok(response)) => assert_eq!(response.status(), 200, "call {step}"),
+            (Err(CallError::Failed(_)), Ok(response)) => {
+                assert_eq!(response.status(), 503, "call {step}")
+            }
+            (Err(CallError::Rejected(a)), Err(CallError::Rejected(b))) => {
+                assert_eq!(a, b, "call {step}")
+            }
+            _ => panic!("call {step}: {by_call:?} directly, {by_layer:?} through the layer"),
+        }
+        assert_eq!(direct.metrics(), layered.metrics(), "after call {step}");
+        if by_call.as_ref().is_err_and(CallError::is_rejected) {
+            clock.advance(Duration::from_millis(100));
+        }
+    }
+    assert!(
+        direct.metrics().openings > 3,
+        "the sequence trips the breakers"
+    );
+}

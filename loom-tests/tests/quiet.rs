@@ -1,9 +1,9 @@
 //! The quiet bit (`src/quiet.rs`): while the state word says the window is clean, a success
-//! through `Breaker::call` skips the window. The first five models race a failure that lands
+//! through `Breaker::call` (or `call_async`, or the tower service) skips the window. The first five models race a failure that lands
 //! on a clean window against a success or a reset that makes the window clean and publishes
 //! the bit, then run more calls through `call` on one thread: if the bit were left set over a
 //! dirty window, those successes would be skipped and the failure would stay in view. The last
-//! one has a success whose call spans a failure. The end must be one the sequential reference
+//! two have a success whose call spans a failure, through `call` and through `call_async`. The end must be one the sequential reference
 //! model reaches for some interleaving (as in `window.rs`).
 
 #![cfg(loom)]
@@ -169,6 +169,38 @@ fn a_success_whose_call_spans_a_failure_goes_to_the_window() {
             failing.join().unwrap();
             Ok::<(), ()>(())
         });
+        assert!(spanning.is_ok(), "admitted while closed");
+        call_through(&breaker, F);
+        assert_reached(&allowed, &breaker);
+    });
+}
+
+/// `a_success_whose_call_spans_a_failure_goes_to_the_window` through `Breaker::call_async`:
+/// the future admitted under the quiet word waits for another thread's failure to return,
+/// then completes with a success; then one more failure. The breaker ends closed.
+///
+/// Catches: `call_async` (and the tower service, which ends its permit the same way,
+/// `Permit::record_unless_quiet`) skipping a success on the word it was admitted under alone:
+/// the success is placed before the failure it followed, the two failures make a run, and the
+/// breaker trips.
+#[test]
+fn an_async_success_whose_call_spans_a_failure_goes_to_the_window() {
+    const CONFIG: ModelConfig = ModelConfig {
+        failure_rate: None,
+        consecutive_failures: Some(2),
+        ..rate(1.0, 3, 3)
+    };
+    let allowed = model_finals(CONFIG, &[F, S, F], &[], &[]);
+    check(2, move || {
+        let (breaker, _clock) = from_model(&CONFIG, 2);
+        let spanning = loom::future::block_on(breaker.call_async(async {
+            let failing = {
+                let breaker = Arc::clone(&breaker);
+                loom::thread::spawn(move || call_through(&breaker, F))
+            };
+            failing.join().unwrap();
+            Ok::<(), ()>(())
+        }));
         assert!(spanning.is_ok(), "admitted while closed");
         call_through(&breaker, F);
         assert_reached(&allowed, &breaker);

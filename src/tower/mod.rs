@@ -97,6 +97,7 @@ use crate::breaker::Breaker;
 use crate::call::CallError;
 use crate::clock::{Clock, QuantaClock};
 use crate::permit::{Outcome, OwnedPermit, Rejected};
+use crate::state::StateWord;
 
 pub use self::http::{HttpClassifier, outcome_of_status};
 
@@ -306,8 +307,8 @@ where
                 rejected: self.breaker.shed(),
             }
         } else {
-            match self.breaker.try_acquire_owned() {
-                Ok(mut permit) => {
+            match self.breaker.try_acquire_owned_noting_quiet() {
+                Ok((mut permit, admitted_quiet)) => {
                     // The inner service's `call` is the dependency's code too: a panic out of
                     // it drops the permit as a failure. Set back before the first poll.
                     permit.set_fails_if_dropped(true);
@@ -315,7 +316,11 @@ where
                     permit.set_fails_if_dropped(false);
                     Kind::Called {
                         future,
-                        verdict: Some((permit, self.classifier.clone())),
+                        verdict: Some(Verdict {
+                            permit,
+                            classifier: self.classifier.clone(),
+                            admitted_quiet,
+                        }),
                     }
                 }
                 Err(rejected) => Kind::Rejected { rejected },
@@ -367,12 +372,20 @@ pin_project! {
             #[pin]
             future: F,
             // Taken when the verdict is recorded.
-            verdict: Option<(OwnedPermit<C>, Cl)>,
+            verdict: Option<Verdict<Cl, C>>,
         },
         Rejected {
             rejected: Rejected,
         },
     }
+}
+
+/// What a call that went through needs to record its verdict when its future completes.
+struct Verdict<Cl, C: Clock> {
+    permit: OwnedPermit<C>,
+    classifier: Cl,
+    /// The state word the permit was admitted under, if it was quiet.
+    admitted_quiet: Option<StateWord>,
 }
 
 impl<F, Cl, C, T, E> Future for ResponseFuture<F, Cl, C>
@@ -392,23 +405,27 @@ where
                 // While the inner future runs, a panic out of it drops the permit as a
                 // failure; between polls, a drop (cancelled, or dropped by a panic elsewhere)
                 // gives it back.
-                if let Some((permit, _)) = verdict.as_mut() {
-                    permit.set_fails_if_dropped(true);
+                if let Some(verdict) = verdict.as_mut() {
+                    verdict.permit.set_fails_if_dropped(true);
                 }
                 let polled = future.poll(cx);
                 let result = match polled {
                     Poll::Ready(result) => result,
                     Poll::Pending => {
-                        if let Some((permit, _)) = verdict.as_mut() {
-                            permit.set_fails_if_dropped(false);
+                        if let Some(verdict) = verdict.as_mut() {
+                            verdict.permit.set_fails_if_dropped(false);
                         }
                         return Poll::Pending;
                     }
                 };
-                if let Some((permit, classifier)) = verdict.take() {
+                if let Some(verdict) = verdict.take() {
                     // Still set to fail: a panic in the classifier counts as a failure.
-                    let outcome = classifier.classify(&result);
-                    permit.record(outcome);
+                    let outcome = verdict.classifier.classify(&result);
+                    // A success into a window that is still clean skips it, as in
+                    // `Breaker::call` (`quiet.rs`).
+                    verdict
+                        .permit
+                        .record_unless_quiet(outcome, verdict.admitted_quiet);
                 }
                 Poll::Ready(result.map_err(CallError::Failed))
             }
