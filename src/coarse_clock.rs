@@ -139,27 +139,28 @@ mod linux {
     }
 
     #[inline(always)]
-    #[allow(unsafe_code)]
     fn coarse_nanos() -> Option<u64> {
+        ask_coarse_clock(libc::clock_gettime)
+    }
+
+    fn resolution_nanos() -> Option<u64> {
+        ask_coarse_clock(libc::clock_getres)
+    }
+
+    /// `clock_gettime` or `clock_getres` of the coarse clock, in nanoseconds.
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    fn ask_coarse_clock(
+        ask: unsafe extern "C" fn(libc::clockid_t, *mut libc::timespec) -> libc::c_int,
+    ) -> Option<u64> {
         let mut time = libc::timespec {
             tv_sec: 0,
             tv_nsec: 0,
         };
-        // SAFETY: `clock_gettime` writes one `timespec` through the pointer, which points to
-        // a live, writable one on this stack frame; it has no other effect.
-        let result = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &mut time) };
+        // SAFETY: both functions write one `timespec` through the pointer, which points to a
+        // live, writable one on this stack frame, and have no other effect.
+        let result = unsafe { ask(libc::CLOCK_MONOTONIC_COARSE, &mut time) };
         (result == 0).then(|| nanos_of(&time))
-    }
-
-    #[allow(unsafe_code)]
-    fn resolution_nanos() -> Option<u64> {
-        let mut resolution = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: as in `coarse_nanos`: one `timespec` written to a live local.
-        let result = unsafe { libc::clock_getres(libc::CLOCK_MONOTONIC_COARSE, &mut resolution) };
-        (result == 0).then(|| nanos_of(&resolution))
     }
 
     /// A monotonic time's nanoseconds: its seconds are never negative (they count from boot).

@@ -6,6 +6,10 @@ use std::time::Duration;
 
 use hotbreaker::{Breaker, CallError, ManualClock, State};
 
+#[path = "support/bursty_outcomes.rs"]
+mod bursty_outcomes;
+use bursty_outcomes::bursty_failures;
+
 fn tripped_breaker() -> (Arc<Breaker<ManualClock>>, ManualClock) {
     let clock = ManualClock::new();
     let breaker = Breaker::builder()
@@ -121,14 +125,8 @@ async fn call_async_judges_every_outcome_as_call_does() {
             .unwrap()
     };
     let (sync, asynced) = (make(), make());
-    let mut seed = 0x2545_f491_4f6c_dd1d_u64;
     let mut openings = 0;
-    for step in 0..5_000 {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        // Failures in bursts now and then, so that the window fills, ages and trips.
-        let fails = seed % 100 < if step % 400 < 100 { 45 } else { 4 };
+    for (step, fails) in bursty_failures(5_000).enumerate() {
         let outcome = move || if fails { Err("down") } else { Ok(step) };
         let by_call = sync.call(outcome);
         let by_async = asynced.call_async(async move { outcome() }).await;

@@ -14,6 +14,10 @@ use hotbreaker::{Breaker, CallError, ManualClock, Outcome, Rejected, State};
 use tower::retry::{Policy, RetryLayer};
 use tower::{Layer, Service, ServiceBuilder, ServiceExt, service_fn};
 
+#[path = "support/bursty_outcomes.rs"]
+mod bursty_outcomes;
+use bursty_outcomes::bursty_failures;
+
 /// Generous guard against a hang; no test depends on how long anything takes.
 const GUARD: Duration = Duration::from_secs(10);
 
@@ -827,13 +831,7 @@ async fn the_layer_judges_every_outcome_as_call_does() {
     let mut service = ServiceBuilder::new()
         .layer(BreakerLayer::new(Arc::clone(&layered)).classify(HttpClassifier))
         .service(dependency(&calls));
-    let mut seed = 0x2545_f491_4f6c_dd1d_u64;
-    for step in 0..5_000 {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        // Failures in bursts now and then, so that the window fills, ages and trips.
-        let fails = seed % 100 < if step % 400 < 100 { 45 } else { 4 };
+    for (step, fails) in bursty_failures(5_000).enumerate() {
         let status = if fails { 503 } else { 200 };
         let by_call = direct.call(|| if fails { Err(status) } else { Ok(status) });
         let by_layer = send(&mut service, status).await;

@@ -153,31 +153,10 @@ fn a_failure_over_a_success_clearing_for_a_reset_clears_the_quiet_bit() {
 /// failure, which it followed, the two failures make a run, and the breaker trips.
 #[test]
 fn a_success_whose_call_spans_a_failure_goes_to_the_window() {
-    const CONFIG: ModelConfig = ModelConfig {
-        failure_rate: None,
-        consecutive_failures: Some(2),
-        ..rate(1.0, 3, 3)
-    };
-    let allowed = model_finals(CONFIG, &[F, S, F], &[], &[]);
-    check(2, move || {
-        let (breaker, _clock) = from_model(&CONFIG, 2);
-        let spanning = breaker.call(|| {
-            let failing = {
-                let breaker = Arc::clone(&breaker);
-                loom::thread::spawn(move || call_through(&breaker, F))
-            };
-            failing.join().unwrap();
-            Ok::<(), ()>(())
-        });
-        assert!(spanning.is_ok(), "admitted while closed");
-        call_through(&breaker, F);
-        assert_reached(&allowed, &breaker);
-    });
+    check_a_success_spanning_a_failure(|breaker, body| breaker.call(body).is_ok());
 }
 
-/// `a_success_whose_call_spans_a_failure_goes_to_the_window` through `Breaker::call_async`:
-/// the future admitted under the quiet word waits for another thread's failure to return,
-/// then completes with a success; then one more failure. The breaker ends closed.
+/// `a_success_whose_call_spans_a_failure_goes_to_the_window` through `Breaker::call_async`.
 ///
 /// Catches: `call_async` (and the tower service, which ends its permit the same way,
 /// `Permit::record_unless_quiet`) skipping a success on the word it was admitted under alone:
@@ -185,6 +164,19 @@ fn a_success_whose_call_spans_a_failure_goes_to_the_window() {
 /// breaker trips.
 #[test]
 fn an_async_success_whose_call_spans_a_failure_goes_to_the_window() {
+    check_a_success_spanning_a_failure(|breaker, body| {
+        loom::future::block_on(breaker.call_async(async { body() })).is_ok()
+    });
+}
+
+/// The body of the spanning call: another thread's failure, waited for, then `Ok`.
+type SpanningBody<'a> = &'a dyn Fn() -> Result<(), ()>;
+
+/// The model of the two above: `spanning` makes a call through `breaker` with the body it is
+/// given, and says whether it went through.
+fn check_a_success_spanning_a_failure(
+    spanning: fn(&Breaker<ManualClock>, SpanningBody<'_>) -> bool,
+) {
     const CONFIG: ModelConfig = ModelConfig {
         failure_rate: None,
         consecutive_failures: Some(2),
@@ -193,15 +185,15 @@ fn an_async_success_whose_call_spans_a_failure_goes_to_the_window() {
     let allowed = model_finals(CONFIG, &[F, S, F], &[], &[]);
     check(2, move || {
         let (breaker, _clock) = from_model(&CONFIG, 2);
-        let spanning = loom::future::block_on(breaker.call_async(async {
+        let body = || {
             let failing = {
                 let breaker = Arc::clone(&breaker);
                 loom::thread::spawn(move || call_through(&breaker, F))
             };
             failing.join().unwrap();
-            Ok::<(), ()>(())
-        }));
-        assert!(spanning.is_ok(), "admitted while closed");
+            Ok(())
+        };
+        assert!(spanning(&breaker, &body), "admitted while closed");
         call_through(&breaker, F);
         assert_reached(&allowed, &breaker);
     });
