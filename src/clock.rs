@@ -68,9 +68,9 @@ pub trait Clock: Send + Sync + 'static {
 /// One reading costs a `rdtsc` and a multiply (about 12.5 ns on the machine
 /// `benches/PERFORMANCE.md` describes, against about 32 ns for [`std::time::Instant::now`]).
 /// On Linux its [`upper_bound_nanos`](Clock::upper_bound_nanos) comes from the kernel's coarse
-/// monotonic clock (about 4.3 ns there): it is later than the time by at most about two
-/// scheduler ticks and a millisecond, so an open breaker turns calls away without the
-/// `rdtsc` until that close to the period's end.
+/// monotonic clock (about 4.3 ns there): it is later than the time by at most about eight
+/// scheduler ticks and a millisecond (33 ms at 250 Hz), so an open breaker turns calls away
+/// without the `rdtsc` until that close to the period's end.
 #[derive(Clone)]
 pub struct QuantaClock {
     clock: quanta::Clock,

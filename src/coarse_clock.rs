@@ -7,7 +7,8 @@
 //! `CLOCK_MONOTONIC_COARSE`: the time of the kernel's last timekeeping update, read from the
 //! vDSO page without touching the time-stamp counter (4.3 ns against 9.45 for the raw read on
 //! the machine of `benches/PERFORMANCE.md`, "A rejection without the fine clock"). It is never
-//! ahead of `CLOCK_MONOTONIC` and lags it by at most about a tick.
+//! ahead of `CLOCK_MONOTONIC`, and lags it by about a tick, or by a few when the CPU that keeps
+//! the time is held up (a virtual CPU the host has descheduled).
 //!
 //! # The bound
 //!
@@ -19,8 +20,12 @@
 //! f(t2) <= f0 + (c - c0 + LAG) + (c - c0 + LAG) / 64
 //! ```
 //!
-//! - `M(t2) <= c + LAG`: the coarse clock lags `CLOCK_MONOTONIC` (`M`) by at most a tick.
-//!   `LAG` is two ticks (the resolution `clock_getres` gives) and a millisecond more.
+//! - `M(t2) <= c + LAG`: the coarse clock lags `CLOCK_MONOTONIC` (`M`) by the time since the
+//!   kernel's last timekeeping update. That runs every tick on one CPU; if that CPU stalls,
+//!   another takes the duty over once it sees five ticks missed (Linux 5.19 and later,
+//!   `MAX_STALLED_JIFFIES`). `LAG` is eight ticks (the resolution `clock_getres` gives) and a
+//!   millisecond more: 33 ms at 250 Hz. It costs only the fine read in the last `LAG` of a
+//!   period, and as much off the time left that a rejection reports.
 //! - `M(t1) >= M(t0) >= c0`: the coarse clock is never ahead, and `M` never goes back.
 //! - `f(t2) - f(t1) <= (M(t2) - M(t1)) * (1 + 1/64)`: quanta scales the counter to `M`'s
 //!   rate by calibrating against it; what is left is its calibration error and NTP's slewing
@@ -38,7 +43,8 @@
 //! virtual machine is paused, `M` jumps forward at once and the coarse clock only at the next
 //! timekeeping update (a tick later), and an open period that ended during the pause ends up
 //! to that tick late. The same holds for any gap the kernel leaves in its updates beyond
-//! `LAG`. A bound that is too late costs only the fine read.
+//! `LAG` (a kernel without the takeover, a CPU stalled with no other to take over). A bound
+//! that is too late costs only the fine read.
 //!
 //! [`QuantaClock`]: crate::QuantaClock
 
@@ -79,7 +85,10 @@ mod linux {
 
     /// A coarse resolution above this is taken as a broken clock, and no bound is given.
     const MAX_RESOLUTION_NANOS: u64 = 20_000_000;
-    /// Added to two ticks in `LAG`: room for a timekeeping update that comes late.
+    /// Ticks in `LAG`: the five a stalled timekeeping CPU may miss before another takes over,
+    /// the tick in which that one notices, and two more.
+    const LAG_TICKS: u64 = 8;
+    /// Added to the ticks in `LAG`: room for an update that comes late within its tick.
     const LATE_UPDATE_NANOS: u64 = 1_000_000;
 
     std::thread_local! {
@@ -103,7 +112,7 @@ mod linux {
             }
             coarse_nanos()?;
             Some(CoarseBound {
-                lag_nanos: 2 * resolution + LATE_UPDATE_NANOS,
+                lag_nanos: LAG_TICKS * resolution + LATE_UPDATE_NANOS,
             })
         }
 

@@ -430,9 +430,9 @@ impl Rejected {
     ///
     /// Never longer than what is left. Where the rejection was decided from the clock's bound
     /// on its time ([`Clock::upper_bound_nanos`](crate::Clock::upper_bound_nanos); the
-    /// default clock's on Linux), it is short by as much as that bound is late: a few
-    /// milliseconds (two scheduler ticks and one more), so a caller that waits it out may be
-    /// turned away once more, never kept waiting past the end.
+    /// default clock's on Linux), it is short by as much as that bound is late: tens of
+    /// milliseconds at most (eight scheduler ticks and one more, 33 ms at 250 Hz), so a caller
+    /// that waits it out may be turned away once more, never kept waiting past the end.
     pub fn retry_after(&self) -> Option<Duration> {
         (self.state() == State::Open)
             .then(|| Duration::from_nanos(self.packed >> REJECTED_STATE_BITS))
