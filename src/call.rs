@@ -143,7 +143,7 @@ impl<C: Clock> Breaker<C> {
                 let outcome = classify(&result);
                 // The window still clean (`quiet.rs`): the success changes nothing, and the
                 // state word, already in this core's cache, is all this call reads again.
-                if word.is_quiet() && outcome == Outcome::Success && self.is_quiet_since(word) {
+                if self.skips_window(outcome, word.is_quiet().then_some(word)) {
                     permit.end_unrecorded();
                 } else {
                     permit.record(outcome);

@@ -214,11 +214,10 @@ impl<'a, C: Clock> Permit<'a, C> {
     /// is still that word: the window is clean, and the success changes nothing (`quiet.rs`).
     #[inline]
     pub(crate) fn record_unless_quiet(self, outcome: Outcome, admitted_quiet: Option<StateWord>) {
-        match admitted_quiet {
-            Some(word) if outcome == Outcome::Success && self.breaker.is_quiet_since(word) => {
-                self.end_unrecorded();
-            }
-            _ => self.record(outcome),
+        if self.breaker.skips_window(outcome, admitted_quiet) {
+            self.end_unrecorded();
+        } else {
+            self.record(outcome);
         }
     }
 
@@ -340,12 +339,11 @@ impl<C: Clock> OwnedPermit<C> {
         outcome: Outcome,
         admitted_quiet: Option<StateWord>,
     ) {
-        match admitted_quiet {
-            Some(word) if outcome == Outcome::Success && self.breaker.is_quiet_since(word) => {
-                debug_assert!(self.kind == PermitKind::Closed && self.timing.is_none());
-                self.ended = true;
-            }
-            _ => self.record(outcome),
+        if self.breaker.skips_window(outcome, admitted_quiet) {
+            debug_assert!(self.kind == PermitKind::Closed && self.timing.is_none());
+            self.ended = true;
+        } else {
+            self.record(outcome);
         }
     }
 

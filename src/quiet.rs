@@ -68,10 +68,20 @@
 
 use super::Breaker;
 use crate::clock::Clock;
+use crate::permit::Outcome;
 use crate::state::StateWord;
 use crate::sync::Ordering;
 
 impl<C: Clock> Breaker<C> {
+    /// Whether a call's `outcome` ends its permit without going to the window: a success of a
+    /// permit admitted under the quiet word `admitted_quiet`, with the state word still that
+    /// word ([`is_quiet_since`](Breaker::is_quiet_since)). The one decision of `call`,
+    /// `call_async` and the tower service.
+    #[inline(always)]
+    pub(crate) fn skips_window(&self, outcome: Outcome, admitted_quiet: Option<StateWord>) -> bool {
+        matches!(admitted_quiet, Some(word) if outcome == Outcome::Success && self.is_quiet_since(word))
+    }
+
     /// Whether the state word is `word` (loaded before the call), quiet: the window is clean in
     /// `word`'s generation, and a success of a permit issued under `word` changes nothing.
     #[inline(always)]

@@ -8,7 +8,7 @@ use hotbreaker::{Breaker, CallError, ManualClock, State};
 
 #[path = "support/bursty_outcomes.rs"]
 mod bursty_outcomes;
-use bursty_outcomes::bursty_failures;
+use bursty_outcomes::{bursty_failures, judged_by_rate_and_run};
 
 fn tripped_breaker() -> (Arc<Breaker<ManualClock>>, ManualClock) {
     let clock = ManualClock::new();
@@ -115,16 +115,10 @@ async fn call_async_with_counts_as_its_classifier_says() {
 #[tokio::test]
 async fn call_async_judges_every_outcome_as_call_does() {
     let clock = ManualClock::new();
-    let make = || {
-        Breaker::builder()
-            .failure_rate(0.5, 20)
-            .consecutive_failures(6)
-            .open_duration(Duration::from_secs(1))
-            .clock(clock.clone())
-            .build()
-            .unwrap()
-    };
-    let (sync, asynced) = (make(), make());
+    let (sync, asynced) = (
+        judged_by_rate_and_run(&clock),
+        judged_by_rate_and_run(&clock),
+    );
     let mut openings = 0;
     for (step, fails) in bursty_failures(5_000).enumerate() {
         let outcome = move || if fails { Err("down") } else { Ok(step) };

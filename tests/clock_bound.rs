@@ -54,16 +54,21 @@ impl Clock for BoundedClock {
     }
 }
 
-fn tripped(clock: &BoundedClock) -> Breaker<BoundedClock> {
+/// A breaker on `clock` that its first failure opens for `open`, opened.
+fn tripped_for<C: Clock + Default>(clock: C, open: Duration) -> Breaker<C> {
     let breaker = Breaker::builder()
         .consecutive_failures(1)
-        .open_duration(OPEN)
-        .clock(clock.clone())
+        .open_duration(open)
+        .clock(clock)
         .build()
         .expect("valid settings");
     let _ = breaker.call(|| Err::<(), _>("refused"));
     assert_eq!(breaker.state(), State::Open);
     breaker
+}
+
+fn tripped(clock: &BoundedClock) -> Breaker<BoundedClock> {
+    tripped_for(clock.clone(), OPEN)
 }
 
 fn rejection(result: Result<(), CallError<&str>>) -> hotbreaker::Rejected {
@@ -153,14 +158,9 @@ fn with_the_default_clock_the_period_ends_on_time() {
     // Longer than the bound's lateness (eight ticks and a millisecond, 33 ms at 250 Hz), so
     // that the bound decides the rejections of most of the period.
     let period = Duration::from_millis(200);
-    let breaker = Breaker::builder()
-        .consecutive_failures(1)
-        .open_duration(period)
-        .clock(clock.clone())
-        .build()
-        .expect("valid settings");
-    let _ = breaker.call(|| Err::<(), _>("refused"));
-    // The trip read the clock between these two readings.
+    let breaker = tripped_for(clock.clone(), period);
+    // The trip read the clock before this reading: its period ends no later than this and
+    // the period.
     let tripped_by = clock.now_nanos();
     let over_from = tripped_by + period.as_nanos() as u64 + 1_000; // the deadline's µs rounding
     let mut rejections = 0u64;

@@ -16,7 +16,7 @@ use tower::{Layer, Service, ServiceBuilder, ServiceExt, service_fn};
 
 #[path = "support/bursty_outcomes.rs"]
 mod bursty_outcomes;
-use bursty_outcomes::bursty_failures;
+use bursty_outcomes::{bursty_failures, judged_by_rate_and_run};
 
 /// Generous guard against a hang; no test depends on how long anything takes.
 const GUARD: Duration = Duration::from_secs(10);
@@ -815,18 +815,8 @@ async fn a_response_future_says_in_debug_whether_its_verdict_is_still_to_come() 
 #[tokio::test]
 async fn the_layer_judges_every_outcome_as_call_does() {
     let clock = ManualClock::new();
-    let make = || {
-        Arc::new(
-            Breaker::builder()
-                .failure_rate(0.5, 20)
-                .consecutive_failures(6)
-                .open_duration(Duration::from_secs(1))
-                .clock(clock.clone())
-                .build()
-                .unwrap(),
-        )
-    };
-    let (direct, layered) = (make(), make());
+    let direct = judged_by_rate_and_run(&clock);
+    let layered = Arc::new(judged_by_rate_and_run(&clock));
     let calls = Arc::new(AtomicUsize::new(0));
     let mut service = ServiceBuilder::new()
         .layer(BreakerLayer::new(Arc::clone(&layered)).classify(HttpClassifier))

@@ -1,6 +1,22 @@
-//! A fixed sequence of outcomes for comparing two ways of calling through a breaker: mostly
-//! successes, with bursts of failures now and then, so that a rate window fills, ages its
-//! failures out and trips.
+//! A fixed sequence of outcomes for comparing two ways of calling through a breaker, and the
+//! breaker to compare them on: mostly successes, with bursts of failures now and then, so
+//! that a rate window fills, ages its failures out and trips.
+
+use std::time::Duration;
+
+use hotbreaker::{Breaker, ManualClock};
+
+/// A breaker on `clock` with a rate rule over 20 calls and a run of 6, open for a second,
+/// counting no successes (so that a success into a clean window may skip it).
+pub fn judged_by_rate_and_run(clock: &ManualClock) -> Breaker<ManualClock> {
+    Breaker::builder()
+        .failure_rate(0.5, 20)
+        .consecutive_failures(6)
+        .open_duration(Duration::from_secs(1))
+        .clock(clock.clone())
+        .build()
+        .expect("valid settings")
+}
 
 /// Whether each call of the sequence fails, for `calls` calls: about 4 % failures, and 45 %
 /// in the first 100 calls of every 400. The same on every run (a xorshift from a fixed seed).
