@@ -349,3 +349,29 @@ fn the_metrics_report_the_longest_run_of_any_window_not_the_sum_of_their_runs() 
     );
     assert_eq!(breaker.metrics().consecutive_failures, 3);
 }
+
+/// After a reset, a thread's own window fills again, and the success that completes it is
+/// judged there (2 failures of 4 trip). The thread's stripe still holds the hint its failure
+/// left in the generation before, far ahead of the new count.
+///
+/// Catches: a quick path that counts a success in its own stripe before asking the window
+/// word, as the one window's does (`window/mod.rs`, point 9). With a window per thread that
+/// stripe also numbers the window's filling successes; the success that completes the window
+/// is then only counted, and the breaker stays closed.
+#[test]
+fn a_window_that_fills_again_after_a_reset_judges_the_success_that_fills_it() {
+    let (builder, _) = builder();
+    let breaker = per_thread(builder.failure_rate(0.5, 4));
+    for _ in 0..4 {
+        succeed(&breaker);
+    }
+    // Dirty: this thread's stripe is told that many successes may pass before it checks.
+    fail(&breaker);
+    breaker.reset();
+    fail(&breaker);
+    fail(&breaker);
+    succeed(&breaker);
+    assert_eq!(breaker.state(), State::Closed, "three calls of four");
+    succeed(&breaker);
+    assert_eq!(breaker.state(), State::Open, "2 failures of 4 calls");
+}

@@ -145,6 +145,40 @@ fn aging_on_a_stripe_left_by_the_last_generation() {
     });
 }
 
+/// The same stripe left by the last generation with its hint, but the new generation's window
+/// still fills: the main thread's success races another thread's failure into it, and one
+/// more failure fills it with two failures of three calls, which trips.
+///
+/// Catches: a success on its own stripe's path (`Window::ages_in_own_stripe`, which reads no
+/// window word) that does not make sure the stripe counts this generation (tried: the count's
+/// low half alone compared with the hint). The success is added to the last generation's
+/// count instead of taking its number in the filling window, which then holds two calls, is
+/// not full, and does not trip. The model above misses that form of the bug: its stripe's
+/// hint is spent by a filling success before the race, and the window fills anyway.
+#[test]
+fn a_filling_success_on_a_stripe_left_by_the_last_generation() {
+    const CONFIG: ModelConfig = rate(0.5, 3, 3);
+    const BEFORE: &[common::Call] = &[S, S, S, F, S, R];
+    const AFTER: &[common::Call] = &[F];
+    let allowed = model_finals(CONFIG, BEFORE, &[&[S], &[F]], AFTER);
+    check(2, move || {
+        let (breaker, _clock) = from_model(&CONFIG, 2);
+        for &call in BEFORE {
+            make(&breaker, call);
+        }
+        let other = {
+            let breaker = breaker.clone();
+            loom::thread::spawn(move || make(&breaker, F))
+        };
+        make(&breaker, S);
+        other.join().unwrap();
+        for &call in AFTER {
+            make(&breaker, call);
+        }
+        assert_reached(&allowed, &breaker);
+    });
+}
+
 /// Thread B resets the breaker twice (generations g and g + 1) and records a failure; thread
 /// A records a failure with a permit it may take while generation g is current but its window
 /// not yet cleared for it, so that A clears the window for g itself. Then one more failure.

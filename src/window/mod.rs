@@ -103,6 +103,24 @@
 //!    another generation there is an older one (`count_aging_success`). The shared stripe's
 //!    count is replaced only by a success that, after loading it (`Acquire`), finds its own
 //!    generation current on the state word (`add_shared_success`).
+//! 9. *Aging without the window word.* In the window of the whole breaker, an owned stripe's
+//!    count is written only by its owner, and only once its generation's window has left
+//!    filling: by an aging success in a dirty window of a generation found current
+//!    (`count_aging_success`), or by one that found the stripe counting that generation
+//!    already (`ages_in_own_stripe`). Filling successes take their numbers on the shared
+//!    stripe (point 2), and a window never fills again within its generation (a
+//!    reconfiguration changes its rules, not its mode). So a success of generation `g` that
+//!    finds its own stripe counting `g` knows, without loading the window word, that `g`'s
+//!    window is dirty, or clean, or that `g` is over; and it adds itself to the count. Dirty,
+//!    that is what the window's own quick path does. Clean, the success is counted where the
+//!    window needed none: as when a success loads the dirty word just before the forgetting
+//!    and is counted after it. Positions only grow by it, and the failure after a clean window
+//!    is placed after it, at least [`forget_after`](rules::Rules::forget_after) successes
+//!    past every failure forgotten. Over, the count belongs to a generation that no caller
+//!    of a later one reads (`successes` takes only its own generation's counts). The stripe's
+//!    hint, `quiet_below`, sends the stripe's turn to check down the slow path, which reads
+//!    the window word. With a window per thread, the owner's stripe also numbers its window's
+//!    filling successes, so there the quick path loads the window word first, as before.
 
 mod per_thread;
 mod ring;
@@ -353,9 +371,13 @@ impl Window {
 
     /// Records a success of closed `generation` in the two cases that happen all day, and
     /// returns whether it did: the window is clean (nothing to write), or it is dirty and this
-    /// thread owns its stripe (the success only ages the failures in view). Every other case
-    /// is [`record_success_slow`](Window::record_success_slow)'s, which the caller calls out
-    /// of line, so that the inlined part keeps nothing on the stack for it.
+    /// thread owns its stripe (the success only ages the failures in view,
+    /// [`ages_in_own_stripe`](Window::ages_in_own_stripe)). Every other case is
+    /// [`record_success_slow`](Window::record_success_slow)'s, which the caller calls out of
+    /// line, so that the inlined part keeps nothing on the stack for it.
+    ///
+    /// The window of the whole breaker is asked the other way round
+    /// ([`Windows`](per_thread::Windows)): its own stripe first, then this.
     #[inline(always)]
     pub(crate) fn record_success_quickly(&self, generation: u32, stripes: &Stripes) -> bool {
         // Acquire: pairs with the CAS that made the window clean, so that, with the window
@@ -365,31 +387,49 @@ impl Window {
             return true;
         }
         a_failure_is_in_view();
-        // A failure is in view and this thread owns its stripe: the success only ages the
-        // failure, by adding one to the stripe's count, unless it is the stripe's turn to
-        // check whether the window can forget (its count reached `quiet_below`) or the
-        // stripe still counts another generation. One unsigned comparison tells all three:
-        // `count` is the count before this success if the stripe counts `generation`, and
-        // 2^32 or more if not, while `quiet_below` is below 2^32. (The stripe is asked for as
-        // an `Option`, not a `LocalStripe`: the enum's tag would be built and tested here.)
-        //
-        // The stripe's turn to check goes out of line too: forgetting changes the window,
-        // and the window word's tag is 13 bits, so only `word_for`, which asks the state
-        // word, can tell this generation from one 2^13 transitions older (a permit held
-        // that long, whose stripe still counts its generation).
-        if WindowWord::is_dirty_for(raw, generation) {
-            if let Some(stripe) = stripes.thread_stripe() {
-                let counted = stripe.window_successes.load(Ordering::Relaxed);
-                let count = counted.wrapping_sub(pack_stripe_count(generation, 0));
-                if count < stripe.quiet_below.load(Ordering::Relaxed) {
-                    // `count` is below 2^32 - 1, so one more stays in the low half. Only the
-                    // owner writes this stripe; relaxed is enough, see point 1 above.
-                    stripe
-                        .window_successes
-                        .store(counted + 1, Ordering::Relaxed);
-                    return true;
-                }
-            }
+        // The dirty test comes first here because with a window per thread the stripe also
+        // numbers the window's filling successes (`numbering_stripe`), which must tick the
+        // window word (point 2).
+        WindowWord::is_dirty_for(raw, generation) && Self::ages_in_own_stripe(generation, stripes)
+    }
+
+    /// Whether the window is clean for `generation` by one load of its word: the rest of the
+    /// quick path of the window of the whole breaker, once
+    /// [`ages_in_own_stripe`](Window::ages_in_own_stripe) has declined.
+    #[inline(always)]
+    pub(crate) fn is_clean_quickly(&self, generation: u32) -> bool {
+        // Acquire, as in `record_success_quickly`.
+        WindowWord::is_clean_for(self.word.load(Ordering::Acquire), generation)
+    }
+
+    /// A success of `generation` that ages the failures in view: one to this thread's own
+    /// stripe's count, and `true`, unless it is the stripe's turn to check whether the window
+    /// can forget (its count reached `quiet_below`), the stripe counts another generation, or
+    /// the thread has no stripe of its own. One unsigned comparison tells the first two:
+    /// `count` is the count before this success if the stripe counts `generation`, and 2^32
+    /// or more if not, while `quiet_below` is below 2^32. The window word is not read: for the
+    /// window of the whole breaker, a stripe that counts `generation` says that its window has
+    /// left filling (point 9 above). The stripe is asked for as an `Option`, not a
+    /// `LocalStripe`: the enum's tag would be built and tested here.
+    ///
+    /// The stripe's turn to check goes out of line: forgetting changes the window, and the
+    /// window word's tag is 13 bits, so only `word_for`, which asks the state word, can tell
+    /// this generation from one 2^13 transitions older (a permit held that long, whose stripe
+    /// still counts its generation).
+    #[inline(always)]
+    pub(crate) fn ages_in_own_stripe(generation: u32, stripes: &Stripes) -> bool {
+        let Some(stripe) = stripes.thread_stripe() else {
+            return false;
+        };
+        let counted = stripe.window_successes.load(Ordering::Relaxed);
+        let count = counted.wrapping_sub(pack_stripe_count(generation, 0));
+        if count < stripe.quiet_below.load(Ordering::Relaxed) {
+            // `count` is below 2^32 - 1, so one more stays in the low half. Only the owner
+            // writes this stripe; relaxed is enough, see point 1 above.
+            stripe
+                .window_successes
+                .store(counted + 1, Ordering::Relaxed);
+            return true;
         }
         false
     }
@@ -1327,22 +1367,23 @@ mod tests {
             success(&window);
         }
         assert_eq!(mode(&window), Mode::Clean, "four successes fill the window");
+        let forget_at = 4;
         // Twice: the second failure finds the stripe's hint from the first one's aging.
         for round in 0..2 {
             failure(&window);
-            for aged in 1..4 {
+            for aged in 1..forget_at {
                 success(&window);
                 assert_eq!(
                     mode(&window),
                     Mode::Dirty,
-                    "round {round}: the failure is still in view after {aged} successes"
+                    "round {round}: the failure is still remembered after {aged} successes"
                 );
             }
             success(&window);
             assert_eq!(
                 mode(&window),
                 Mode::Clean,
-                "round {round}: the fourth success ages the failure out"
+                "round {round}: success {forget_at} forgets the failure"
             );
         }
     }

@@ -89,20 +89,18 @@ impl Windows {
         }
     }
 
-    /// The window the quick path asks: with a window per thread, this thread's own (by its
+    /// The window the quick path asked: with a window per thread, this thread's own (by its
     /// slot as it is); otherwise, or for a thread with no window there, the window of the
-    /// whole breaker, which with a window per thread is [`Window::declining`].
+    /// whole breaker, which with a window per thread is [`Window::declining`]. One bounds
+    /// check tells the two kinds apart: with one window there are no per-thread windows, and
+    /// every slot falls through to the window of the whole breaker.
     ///
-    /// One bounds check tells the two kinds apart: with one window there are no per-thread
-    /// windows, and every slot falls through to the window of the whole breaker. `get` and
-    /// `unwrap_or` rather than a `match` with a call in each arm: the compiler then picks the
-    /// window's address with a conditional move (rustc 1.95, x86-64), so that neither kind's
-    /// healthy call takes a jump of its own. Both kinds were 24 instructions per healthy call
-    /// in `.ci/instructions` (the one window's healthy call now reads the state word's quiet
-    /// bit instead, `quiet.rs`). The `match` took 21 for one window and 24 for a window per
-    /// thread, each with a taken jump, and cost more over the bare call on CPU family 25:
-    /// +0.54 against +0.44 ns at that machine's fast speed, +1.1 against +0.65 at its slow
-    /// one (`benches/PERFORMANCE.md`, "Choosing the window without a jump").
+    /// The quick path makes the same bounds check as a branch
+    /// ([`record_success_quickly`](Windows::record_success_quickly)). It once picked the
+    /// window with a conditional move instead, so that the healthy call of neither kind took
+    /// a jump (`benches/PERFORMANCE.md`, "Choosing the window without a jump"); the one
+    /// window's healthy call no longer comes here (the quiet bit, `quiet.rs`), and its
+    /// successes with a failure in view go to their stripe before any window.
     #[inline(always)]
     fn window_of_slot(&self, stripes: &Stripes) -> &Window {
         self.per_thread
@@ -110,16 +108,32 @@ impl Windows {
             .unwrap_or(&self.whole)
     }
 
-    /// [`Window::record_success_quickly`] of the window of the whole breaker, or, with a
-    /// window per thread, of this thread's own window ([`window_of_slot`]). Whatever it
-    /// declines goes to [`record_success_slow`](Windows::record_success_slow). The compiler
-    /// loads one window word or the other and tests it once for clean.
+    /// The quick path of a closed success. With one window: this thread's own stripe first
+    /// ([`Window::ages_in_own_stripe`], which reads no window word: `mod.rs`, point 9), then
+    /// the window word, for clean. With a window per thread: [`Window::record_success_quickly`]
+    /// of this thread's own window ([`window_of_slot`]), whose stripe also numbers its filling
+    /// successes, so the window word comes first. Whatever it declines goes to
+    /// [`record_success_slow`](Windows::record_success_slow).
+    ///
+    /// With one window, a success that gets here is nearly always one with a failure in view:
+    /// while the window is clean, the state word's quiet bit keeps successes from coming here
+    /// at all (`quiet.rs`). Going to its stripe first took the lesson's healthy day over 100
+    /// calls from 55.98 to 42.35 instructions per call (`.ci/instructions`, `lesson100`) and
+    /// from 3.16 to 2.59 ns per call (`benches/PERFORMANCE.md`, "A dirty window's success
+    /// without the window word").
     ///
     /// [`window_of_slot`]: Windows::window_of_slot
     #[inline(always)]
     pub(crate) fn record_success_quickly(&self, generation: u32, stripes: &Stripes) -> bool {
-        self.window_of_slot(stripes)
-            .record_success_quickly(generation, stripes)
+        match self.per_thread.get(stripes.thread_slot()) {
+            Some(own) => own.record_success_quickly(generation, stripes),
+            // One window (no slot finds a window per thread), or a thread with no window of
+            // its own, for which `whole` declines.
+            None => {
+                Window::ages_in_own_stripe(generation, stripes)
+                    || self.whole.is_clean_quickly(generation)
+            }
+        }
     }
 
     /// Records a success that [`record_success_quickly`](Windows::record_success_quickly)
@@ -354,9 +368,10 @@ mod tests {
             }
             let mode = || mode_of_own_window(&windows, &stripes);
             assert_eq!(mode(), Mode::Clean, "per thread: {per_thread}");
+            let forget_at = 4;
             for round in 0..3 {
                 failure();
-                for aged in 1..4 {
+                for aged in 1..forget_at {
                     success();
                     assert_eq!(
                         mode(),
@@ -368,7 +383,7 @@ mod tests {
                 assert_eq!(
                     mode(),
                     Mode::Clean,
-                    "per thread: {per_thread}, round {round}: the fourth success ages it out"
+                    "per thread: {per_thread}, round {round}: success {forget_at} forgets it"
                 );
             }
         }
