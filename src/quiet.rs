@@ -155,6 +155,7 @@ mod tests {
     use crate::breaker::Breaker;
     use crate::state::StateWord;
     use crate::sync::Ordering;
+    use crate::window::FORGET_NO_SOONER_THAN;
 
     fn word(breaker: &Breaker) -> StateWord {
         StateWord(breaker.control.state.load(Ordering::Acquire))
@@ -201,12 +202,17 @@ mod tests {
             quiet,
             "a setter that loaded the quiet-less word before the failure must not succeed"
         );
-        // The window of 4 still sees the failure after 3 successes, and forgets it at the 4th.
+        // The window of 4 still sees the failure after 3 successes, and not after the 4th;
+        // the window forgets it, and the word turns quiet, at `FORGET_NO_SOONER_THAN`.
+        let forget_at = 4.max(FORGET_NO_SOONER_THAN) as usize;
         succeed(&breaker, 3);
         assert!(!word(&breaker).is_quiet());
         assert_eq!(breaker.metrics().window_failures, 1);
         succeed(&breaker, 1);
         assert_eq!(breaker.metrics().window_failures, 0);
+        succeed(&breaker, forget_at - 5);
+        assert!(!word(&breaker).is_quiet(), "one success short");
+        succeed(&breaker, 1);
         assert!(word(&breaker).is_quiet());
     }
 

@@ -115,7 +115,7 @@
 //!    that is what the window's own quick path does. Clean, the success is counted where the
 //!    window needed none: as when a success loads the dirty word just before the forgetting
 //!    and is counted after it. Positions only grow by it, and the failure after a clean window
-//!    is placed after it, at least [`forget_after`](rules::Rules::forget_after) successes
+//!    is placed after it, at least [`forget_after`](Window::forget_after) successes
 //!    past every failure forgotten. Over, the count belongs to a generation that no caller
 //!    of a later one reads (`successes` takes only its own generation's counts). The stripe's
 //!    hint, `quiet_below`, sends the stripe's turn to check down the slow path, which reads
@@ -202,6 +202,39 @@ enum Counts {
     OneStripe(u32),
 }
 
+/// The fewest successes after its newest failure at which the window of the whole breaker
+/// forgets it (turns clean), whatever the rules: forgetting is worth its price only when the
+/// window then stays clean for a while.
+///
+/// While that window is dirty, each success adds one to its thread's stripe; while it is
+/// clean, a success costs nothing (the state word's quiet bit, `quiet.rs`). But turning clean
+/// and dirty again costs a round: forgetting reads every stripe and makes two
+/// compare-and-swaps (the window word, then the state word's quiet bit), and three branches
+/// go the other way for a call each (the first success after the failure, the one that
+/// forgets, the first quiet one). The failure makes two compare-and-swaps either way (over a
+/// clean window, the window word and the quiet bit; over a dirty one, the ring's slot and the
+/// window word). On the Intel Xeon of `benches/PERFORMANCE.md` the round cost about as much as
+/// 35 successes in a dirty window ("Forgetting no sooner than 64 successes"). Forgetting as
+/// soon as the rules allowed paid it at every failure of the lesson's healthy day (one call in
+/// 40 fails) over 20 calls, which then ran slower than over 100 calls, where the window never
+/// forgets. Waiting for 64 successes, about twice that price, bounds what either choice can
+/// waste, as renting skis until the rent reaches their price does: a window dirtied again
+/// within 64 successes never pays the round, and one that then stays quiet pays at most 64
+/// dirty successes more than it had to.
+///
+/// A window per thread forgets as soon as its rules allow: it has no quiet bit, its round is
+/// one compare-and-swap on a word only its thread writes, and a success in it while clean
+/// still costs less than one while dirty (the same measurement: over 20 calls, 2.9 ns per call
+/// forgetting at once, 3.4 waiting for 64).
+///
+/// Forgetting later changes no judgement: a dirty window counts every success, and every rule
+/// judges by positions (above). Under loom, 1, so that the models' windows of a few calls
+/// still forget, and its races are explored.
+#[cfg(not(loom))]
+pub(crate) const FORGET_NO_SOONER_THAN: u32 = 64;
+#[cfg(loom)]
+pub(crate) const FORGET_NO_SOONER_THAN: u32 = 1;
+
 /// Marks the branch that calls it as the unlikely one: the compiler then lays the clean
 /// window's success out as the straight path, with no taken jump. Empty, and inlined away.
 #[cold]
@@ -266,6 +299,17 @@ impl Window {
     pub(crate) fn apply(&self, settings: &Settings) {
         self.rules
             .store(Rules::of(settings).pack(), Ordering::Relaxed);
+    }
+
+    /// Successes after the newest failure at which this window forgets it: when no rule can
+    /// see it any more, and for the window of the whole breaker no sooner than
+    /// [`FORGET_NO_SOONER_THAN`].
+    #[inline(always)]
+    fn forget_after(&self, rules: Rules) -> u32 {
+        match self.counts {
+            Counts::EveryStripe => rules.forget_after().max(FORGET_NO_SOONER_THAN),
+            Counts::OneStripe(_) => rules.forget_after(),
+        }
     }
 
     /// The rules a full window judges by; relaxed (point 6 above).
@@ -642,7 +686,7 @@ impl Window {
         stripe_count: u32,
     ) {
         let tag = generation_tag(generation);
-        let forget_after = self.rules().forget_after();
+        let forget_after = self.forget_after(self.rules());
         loop {
             // The word first, then the count: point 3 above.
             let raw = self.word.load(Ordering::Acquire);
@@ -734,7 +778,7 @@ impl Window {
             || self
                 .successes(generation, stripes)
                 .wrapping_sub(word.successes_before_newest())
-                >= self.rules().forget_after();
+                >= self.forget_after(self.rules());
         if aged {
             word.cleaned(generation)
         } else {
@@ -866,7 +910,7 @@ impl Window {
         if word.mode() == Mode::Clean {
             left_clean();
         }
-        self.quiet_until_aged(generation, stripes, rules.forget_after());
+        self.quiet_until_aged(generation, stripes, self.forget_after(rules));
         Some(self.judge_failure(rules, tag, word, number, successes, None))
     }
 
@@ -927,7 +971,7 @@ impl Window {
                 continue;
             }
             if mode == Mode::Dirty {
-                self.quiet_until_aged(generation, stripes, rules.forget_after());
+                self.quiet_until_aged(generation, stripes, self.forget_after(rules));
             }
             let judged = self.judge_failure(
                 rules,
@@ -1367,7 +1411,9 @@ mod tests {
             success(&window);
         }
         assert_eq!(mode(&window), Mode::Clean, "four successes fill the window");
-        let forget_at = 4;
+        // The rate rule sees a failure for 4 successes; the window forgets it no sooner than
+        // `FORGET_NO_SOONER_THAN` (rules.rs).
+        let forget_at = 4.max(FORGET_NO_SOONER_THAN);
         // Twice: the second failure finds the stripe's hint from the first one's aging.
         for round in 0..2 {
             failure(&window);
@@ -1524,7 +1570,7 @@ mod tests {
                 window.record_failure(&shared, g, &stripes, || true, || {}),
                 Judgement::Keep
             );
-            for _ in 0..4 {
+            for _ in 0..4.max(FORGET_NO_SOONER_THAN) {
                 success(&window, &stripes, &shared, g);
             }
             assert_eq!(
@@ -1645,8 +1691,9 @@ mod tests {
             .window_successes
             .store(pack_stripe_count(6, 10), Ordering::Relaxed);
         stripe.quiet_below.store(1_000, Ordering::Relaxed);
-        // The dirty word's newest failure came after 0 successes: four age it out.
-        for _ in 0..4 {
+        // The dirty word's newest failure came after 0 successes: four age it out, and the
+        // window forgets it at `FORGET_NO_SOONER_THAN` (rules.rs), long before the old hint.
+        for _ in 0..4.max(FORGET_NO_SOONER_THAN) {
             success(&window, &stripes, &settings, 7);
         }
         assert_eq!(

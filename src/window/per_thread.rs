@@ -307,6 +307,7 @@ impl Windows {
 
 #[cfg(all(test, not(loom)))]
 mod tests {
+    use super::super::FORGET_NO_SOONER_THAN;
     use super::super::word::{Mode, WindowWord};
     use super::*;
     use crate::config::{Config, FailureRateConfig};
@@ -368,7 +369,13 @@ mod tests {
             }
             let mode = || mode_of_own_window(&windows, &stripes);
             assert_eq!(mode(), Mode::Clean, "per thread: {per_thread}");
-            let forget_at = 4;
+            // A window per thread forgets as soon as its rules allow; the one window no sooner
+            // than `FORGET_NO_SOONER_THAN` successes after its newest failure.
+            let forget_at = if per_thread {
+                4
+            } else {
+                4.max(FORGET_NO_SOONER_THAN)
+            };
             for round in 0..3 {
                 failure();
                 for aged in 1..forget_at {
