@@ -397,7 +397,12 @@ fn run_on(
         )
         .map_err(mismatch)?;
         hung_so_far = hung;
-        compare_transitions(&told.lock().unwrap(), model.transitions()).map_err(mismatch)?;
+        compare_transitions(
+            &told.lock().unwrap(),
+            model.transitions(),
+            model.trip_causes(),
+        )
+        .map_err(mismatch)?;
     }
     Ok(Some(model.counts))
 }
@@ -445,15 +450,31 @@ fn check_rejection(
 }
 
 /// Whether the listener was told of the model's transitions: one for each, in order, of
-/// consecutive generations, with the states and (for an opening) the period.
+/// consecutive generations, with the states, (for an opening) the period, and (for a trip) the
+/// rule met with the failures it saw and the calls it judged.
 fn compare_transitions(
     told: &[crate::Transition],
     expected: &[(crate::State, crate::State, Option<Duration>)],
+    trip_causes: &[Option<(crate::TripRule, u32, u32)>],
 ) -> Result<(), String> {
     let seen: Vec<_> = told.iter().map(|t| (t.from, t.to, t.open_for)).collect();
     if seen != expected {
         return Err(format!(
             "transitions told {seen:?}\n      model {expected:?}"
+        ));
+    }
+    let tripped = |t: &crate::Transition| match t.trigger {
+        crate::Trigger::Tripped {
+            rule,
+            failures,
+            calls,
+        } => Some((rule, failures, calls)),
+        _ => None,
+    };
+    let seen_causes: Vec<_> = told.iter().map(tripped).collect();
+    if seen_causes != trip_causes {
+        return Err(format!(
+            "trip causes told {seen_causes:?}\n      model {trip_causes:?}"
         ));
     }
     match told.iter().zip(1..).find(|(t, n)| t.generation != *n) {

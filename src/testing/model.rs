@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use crate::{Outcome, State};
+use crate::{Outcome, State, TripRule};
 
 /// The settings the model and the breaker are both built from.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -179,6 +179,9 @@ pub struct ReferenceModel {
     pub counts: ModelCounts,
     /// Every transition so far: from, to, and the open period of an opening.
     transitions: Vec<(State, State, Option<Duration>)>,
+    /// Beside each transition, for a trip: the rule met, the failures it saw and the calls it
+    /// judged ([`Trigger::Tripped`](crate::Trigger::Tripped)); `None` for any other.
+    trip_causes: Vec<Option<(TripRule, u32, u32)>>,
 }
 
 /// The model's counters.
@@ -216,6 +219,7 @@ impl ReferenceModel {
             calls_out_due: u64::MAX,
             counts: ModelCounts::default(),
             transitions: Vec::new(),
+            trip_causes: Vec::new(),
         }
     }
 
@@ -426,8 +430,8 @@ impl ReferenceModel {
         self.counts.slow_calls += hung;
         self.counts.hung_calls += hung;
         for _ in 0..hung {
-            if self.judge(true) {
-                self.open(now);
+            if let Some(cause) = self.judge(true) {
+                self.trip(now, cause);
                 return false;
             }
         }
@@ -479,9 +483,19 @@ impl ReferenceModel {
         &self.transitions
     }
 
+    /// Beside each of [`transitions`](ReferenceModel::transitions), what tripped it: the rule
+    /// met, the failures it saw (in the rate window, or the run's length) and the calls it
+    /// judged (the rate window's calls, or the run's length), as
+    /// [`Trigger::Tripped`](crate::Trigger::Tripped) tells them; `None` for a transition
+    /// that is not a trip.
+    pub fn trip_causes(&self) -> &[Option<(TripRule, u32, u32)>] {
+        &self.trip_causes
+    }
+
     fn enter(&mut self, phase: Phase) {
         let left = self.phase_state(self.phase);
         self.transitions.push((left, self.phase_state(phase), None));
+        self.trip_causes.push(None);
         self.phase = phase;
         self.generation = self.generation.wrapping_add(1);
         if phase == Phase::Closed {
@@ -565,8 +579,8 @@ impl ReferenceModel {
         match (permit.kind, self.phase, outcome) {
             (Kind::Closed, Phase::Closed, Outcome::Success | Outcome::Failure) => {
                 let failed = outcome == Outcome::Failure;
-                if self.judge(failed) {
-                    self.open(now_nanos);
+                if let Some(cause) = self.judge(failed) {
+                    self.trip(now_nanos, cause);
                 }
             }
             (Kind::Probe, Phase::HalfOpen { .. }, Outcome::Failure) => self.open(now_nanos),
@@ -609,11 +623,24 @@ impl ReferenceModel {
         }
     }
 
-    /// Records one outcome in the window and the run; whether a rule is met.
-    fn judge(&mut self, failed: bool) -> bool {
+    /// Opens for a trip whose rule and counts are `cause`.
+    fn trip(&mut self, now_nanos: u64, cause: (TripRule, u32, u32)) {
+        self.open(now_nanos);
+        if let Some(last) = self.trip_causes.last_mut() {
+            *last = Some(cause);
+        }
+    }
+
+    /// Records one outcome in the window and the run; the rule met, if one is, with the
+    /// failures it saw and the calls it judged. The run is judged first, as the breaker does.
+    fn judge(&mut self, failed: bool) -> Option<(TripRule, u32, u32)> {
         self.recorded += 1;
         self.run = if failed { self.run + 1 } else { 0 };
-        let mut trips = matches!(self.config.consecutive_failures, Some(k) if self.run >= k);
+        let run_met = match self.config.consecutive_failures {
+            Some(k) if self.run >= k => Some((TripRule::ConsecutiveFailures, k, k)),
+            _ => None,
+        };
+        let mut rate_met = None;
         if let Some((threshold, window, minimum)) = self.config.failure_rate {
             // A success in a full window leaves its rate at most where the previous outcome
             // left it, so it trips nothing: the window judges only failures once full, which
@@ -627,11 +654,14 @@ impl ReferenceModel {
             let held = self.window.len();
             // Not set, the minimum is the window: the documented default.
             let minimum = if minimum == 0 { window } else { minimum };
-            trips |= judged
+            if judged
                 && self.recorded >= u64::from(minimum)
-                && failures as f64 / held as f64 >= threshold;
+                && failures as f64 / held as f64 >= threshold
+            {
+                rate_met = Some((TripRule::FailureRate, failures as u32, held as u32));
+            }
         }
-        trips
+        run_met.or(rate_met)
     }
 
     /// Ends `permit` without a verdict, at `now_nanos`.
