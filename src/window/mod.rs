@@ -421,7 +421,7 @@ impl Window {
     /// line, so that the inlined part keeps nothing on the stack for it.
     ///
     /// The window of the whole breaker is asked the other way round
-    /// ([`Windows`](per_thread::Windows)): its own stripe first, then this.
+    /// ([`Windows`]): its own stripe first, then this.
     #[inline(always)]
     pub(crate) fn record_success_quickly(&self, generation: u32, stripes: &Stripes) -> bool {
         // Acquire: pairs with the CAS that made the window clean, so that, with the window

@@ -34,8 +34,10 @@
 //!   success goes through shared memory, because the success that brings the count to the
 //!   minimum may itself have to trip the breaker. (A window holds at most 2^15 calls, so a
 //!   filling window never wraps its failure count.)
-//! - `Dirty`: full, and a failure may still be in view of a rule. Successes are counted in
-//!   per-thread stripes so that they age failures out.
+//! - `Dirty`: full, and a failure may still be in view of a rule, or (the window of the whole
+//!   breaker) fewer than [`FORGET_NO_SOONER_THAN`](super::FORGET_NO_SOONER_THAN) successes
+//!   have followed the newest one. Successes are counted in per-thread stripes so that they
+//!   age failures out.
 //! - `Clean`: full, and no rule can see any failure. A success changes nothing and is not
 //!   counted at all: this is the healthy path.
 
