@@ -113,6 +113,34 @@ fn a_run_reads_the_record_its_predecessor_wrote_before_committing() {
     check_against_model(2, CONFIG, &[F], &[&[F], &[F]], &[]);
 }
 
+/// `before` on the main thread; then the main thread's success races another thread's
+/// failure; then `after` on the main thread. The end must be one the reference model reaches
+/// for some order of the calls. The race is the main thread's so that its stripe is the one
+/// `before` left.
+fn main_succeeds_while_another_fails(
+    config: ModelConfig,
+    before: &'static [common::Call],
+    after: &'static [common::Call],
+) {
+    let allowed = model_finals(config, before, &[&[S], &[F]], after);
+    check(2, move || {
+        let (breaker, _clock) = from_model(&config, 2);
+        for &call in before {
+            make(&breaker, call);
+        }
+        let other = {
+            let breaker = breaker.clone();
+            loom::thread::spawn(move || make(&breaker, F))
+        };
+        make(&breaker, S);
+        other.join().unwrap();
+        for &call in after {
+            make(&breaker, call);
+        }
+        assert_reached(&allowed, &breaker);
+    });
+}
+
 /// The main thread's stripe still counts the last generation, with a hint that its next
 /// check is a success away; in the new generation its success ages a failure while another
 /// thread records one, and then one more failure follows.
@@ -126,23 +154,7 @@ fn aging_on_a_stripe_left_by_the_last_generation() {
     const CONFIG: ModelConfig = rate(1.0, 3, 3);
     const BEFORE: &[common::Call] = &[S, S, S, F, S, R, S, S, S, F];
     const AFTER: &[common::Call] = &[F];
-    let allowed = model_finals(CONFIG, BEFORE, &[&[S], &[F]], AFTER);
-    check(2, move || {
-        let (breaker, _clock) = from_model(&CONFIG, 2);
-        for &call in BEFORE {
-            make(&breaker, call);
-        }
-        let other = {
-            let breaker = breaker.clone();
-            loom::thread::spawn(move || make(&breaker, F))
-        };
-        make(&breaker, S);
-        other.join().unwrap();
-        for &call in AFTER {
-            make(&breaker, call);
-        }
-        assert_reached(&allowed, &breaker);
-    });
+    main_succeeds_while_another_fails(CONFIG, BEFORE, AFTER);
 }
 
 /// The same stripe left by the last generation with its hint, but the new generation's window
@@ -160,23 +172,7 @@ fn a_filling_success_on_a_stripe_left_by_the_last_generation() {
     const CONFIG: ModelConfig = rate(0.5, 3, 3);
     const BEFORE: &[common::Call] = &[S, S, S, F, S, R];
     const AFTER: &[common::Call] = &[F];
-    let allowed = model_finals(CONFIG, BEFORE, &[&[S], &[F]], AFTER);
-    check(2, move || {
-        let (breaker, _clock) = from_model(&CONFIG, 2);
-        for &call in BEFORE {
-            make(&breaker, call);
-        }
-        let other = {
-            let breaker = breaker.clone();
-            loom::thread::spawn(move || make(&breaker, F))
-        };
-        make(&breaker, S);
-        other.join().unwrap();
-        for &call in AFTER {
-            make(&breaker, call);
-        }
-        assert_reached(&allowed, &breaker);
-    });
+    main_succeeds_while_another_fails(CONFIG, BEFORE, AFTER);
 }
 
 /// Thread B resets the breaker twice (generations g and g + 1) and records a failure; thread
