@@ -1063,6 +1063,13 @@ impl Window {
     /// Whether failure `number`, recorded after `successes` successes, meets a rule. `before`
     /// is the window word it replaced; `filling` the rate rule and the calls recorded so far in
     /// this generation if the window was still filling (once full, at least the window's size).
+    ///
+    /// Inlined into its two callers: as a call of its own it cost every failure some 30
+    /// instructions of register saves and argument moves (`.ci/instructions`: `failure_rate20`
+    /// 299.00 -> 267.50, `failure_run` 325.71 -> 292.75, the lesson day 42.43 -> 41.55 per
+    /// call), and the lesson day 0.07 ns per call (`benches/PERFORMANCE.md`, "A failure's
+    /// judgement inlined").
+    #[inline(always)]
     fn judge_failure(
         &self,
         rules: Rules,
