@@ -1014,10 +1014,20 @@ impl<C: Clock> Breaker<C> {
     /// A success of a closed permit while successes are counted: the healthy path plus one
     /// store to this thread's stripe, kept apart from [`record_other`](Breaker::record_other)
     /// because on such a breaker it is every call.
+    ///
+    /// Such a call never asks the state word's quiet bit, so on a healthy day its window is
+    /// clean: it asks the window word first
+    /// ([`Windows::record_success_quickly_window_first`](crate::window::Windows::record_success_quickly_window_first)),
+    /// where a plain call, which gets this far only when the bit is off, asks its stripe first.
     #[inline(never)]
     fn counted_closed_success(&self, generation: u32) {
         self.stripes.bump(Counter::Successes);
-        self.closed_success(generation);
+        if !self
+            .windows
+            .record_success_quickly_window_first(generation, &self.stripes)
+        {
+            self.closed_success_slow(generation);
+        }
     }
 
     /// The healthy path: with the window clean, one load and no write (the state word the

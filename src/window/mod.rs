@@ -420,8 +420,9 @@ impl Window {
     /// [`record_success_slow`](Window::record_success_slow)'s, which the caller calls out of
     /// line, so that the inlined part keeps nothing on the stack for it.
     ///
-    /// The window of the whole breaker is asked the other way round
-    /// ([`Windows`]): its own stripe first, then this.
+    /// For a plain call (one that asked the state word's quiet bit), the window of the whole
+    /// breaker is asked the other way round ([`Windows`]): its own stripe first, then
+    /// [`is_clean_quickly`](Window::is_clean_quickly).
     #[inline(always)]
     pub(crate) fn record_success_quickly(&self, generation: u32, stripes: &Stripes) -> bool {
         // Acquire: pairs with the CAS that made the window clean, so that, with the window

@@ -136,6 +136,22 @@ impl Windows {
         }
     }
 
+    /// [`record_success_quickly`](Windows::record_success_quickly) asking the window word
+    /// first with one window too: for a caller whose successes reach here while the window is
+    /// clean, as a breaker that counts successes does with every one of them (it never asks
+    /// the state word's quiet bit). Going to the stripe first would load the stripe's count and
+    /// hint only to decline. Whatever it declines goes to
+    /// [`record_success_slow`](Windows::record_success_slow), as for the other.
+    #[inline(always)]
+    pub(crate) fn record_success_quickly_window_first(
+        &self,
+        generation: u32,
+        stripes: &Stripes,
+    ) -> bool {
+        self.window_of_slot(stripes)
+            .record_success_quickly(generation, stripes)
+    }
+
     /// Records a success that [`record_success_quickly`](Windows::record_success_quickly)
     /// declined: in the window of the whole breaker, or in this thread's own window, first on
     /// its quick path.
