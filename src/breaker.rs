@@ -1011,28 +1011,45 @@ impl<C: Clock> Breaker<C> {
         }
     }
 
-    /// A success of a closed permit while successes are counted: the healthy path plus one
-    /// store to this thread's stripe, kept apart from [`record_other`](Breaker::record_other)
-    /// because on such a breaker it is every call.
-    ///
-    /// Such a call never asks the state word's quiet bit, so on a healthy day its window is
-    /// clean: it asks the window word first
-    /// ([`Windows::record_success_quickly_window_first`](crate::window::Windows::record_success_quickly_window_first)),
-    /// where a plain call, which gets this far only when the bit is off, asks its stripe first.
-    #[inline(never)]
-    fn counted_closed_success(&self, generation: u32) {
-        self.stripes.bump(Counter::Successes);
-        if !self
-            .windows
-            .record_success_quickly_window_first(generation, &self.stripes)
-        {
-            self.closed_success_slow(generation);
+    /// [`end_with`](Breaker::end_with) for a permit whose caller asked the state word's quiet
+    /// bit and found it off, or lost since admission (`call`, `call_async`, the tower
+    /// service): a success of a plain closed permit then nearly always finds a failure in
+    /// view, and goes to its thread's stripe before the window word
+    /// ([`Windows::record_success_quickly_stripe_first`](crate::window::Windows::record_success_quickly_stripe_first)).
+    #[inline(always)]
+    pub(crate) fn end_after_quiet_check(
+        &self,
+        generation: u32,
+        kind: PermitKind,
+        timing: Option<Timing>,
+        outcome: Outcome,
+    ) {
+        match (outcome, kind, timing) {
+            (Outcome::Success, PermitKind::Closed, None) => {
+                if !self
+                    .windows
+                    .record_success_quickly_stripe_first(generation, &self.stripes)
+                {
+                    self.closed_success_slow(generation);
+                }
+            }
+            _ => self.end_with(generation, kind, timing, outcome),
         }
     }
 
-    /// The healthy path: with the window clean, one load and no write (the state word the
-    /// permit came from already said that successes are not counted); the thread's stripe is
-    /// looked up only when something is to be written to it.
+    /// A success of a closed permit while successes are counted: the healthy path plus one
+    /// store to this thread's stripe, kept apart from [`record_other`](Breaker::record_other)
+    /// because on such a breaker it is every call.
+    #[inline(never)]
+    fn counted_closed_success(&self, generation: u32) {
+        self.stripes.bump(Counter::Successes);
+        self.closed_success(generation);
+    }
+
+    /// The healthy path of a success whose caller did not ask the quiet bit (a permit's own
+    /// `success`, a breaker that counts successes): with the window clean, one load and no
+    /// write (the state word the permit came from already said that successes are not
+    /// counted); the thread's stripe is looked up only when something is to be written to it.
     #[inline(always)]
     fn closed_success(&self, generation: u32) {
         if !self

@@ -143,11 +143,7 @@ impl<C: Clock> Breaker<C> {
                 let outcome = classify(&result);
                 // The window still clean (`quiet.rs`): the success changes nothing, and the
                 // state word, already in this core's cache, is all this call reads again.
-                if self.skips_window(outcome, word.is_quiet().then_some(word)) {
-                    permit.end_unrecorded();
-                } else {
-                    permit.record(outcome);
-                }
+                permit.record_unless_quiet(outcome, word.is_quiet().then_some(word));
                 result.map_err(CallError::Failed)
             }
             // An open breaker's rejection first, through a small function of its own: inside

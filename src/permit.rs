@@ -212,12 +212,18 @@ impl<'a, C: Clock> Permit<'a, C> {
     /// Records `outcome`, unless it is a success of a permit admitted under the quiet state
     /// word `admitted_quiet` (from [`Breaker::try_acquire_noting_quiet`]) and the state word
     /// is still that word: the window is clean, and the success changes nothing (`quiet.rs`).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn record_unless_quiet(self, outcome: Outcome, admitted_quiet: Option<StateWord>) {
         if self.breaker.skips_window(outcome, admitted_quiet) {
             self.end_unrecorded();
         } else {
-            self.record(outcome);
+            let permit = ManuallyDrop::new(self);
+            permit.breaker.end_after_quiet_check(
+                permit.generation,
+                permit.kind,
+                permit.timing,
+                outcome,
+            );
         }
     }
 
@@ -339,11 +345,12 @@ impl<C: Clock> OwnedPermit<C> {
         outcome: Outcome,
         admitted_quiet: Option<StateWord>,
     ) {
+        self.ended = true;
         if self.breaker.skips_window(outcome, admitted_quiet) {
             debug_assert!(self.kind == PermitKind::Closed && self.timing.is_none());
-            self.ended = true;
         } else {
-            self.record(outcome);
+            self.breaker
+                .end_after_quiet_check(self.generation, self.kind, self.timing, outcome);
         }
     }
 

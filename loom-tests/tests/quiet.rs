@@ -11,25 +11,12 @@
 mod common;
 
 use common::{
-    Call, F, R, S, assert_reached, check, check_against_model_with, from_model, model_finals, rate,
+    F, R, S, assert_reached, call_through, check, check_against_model_with, from_model,
+    model_finals, rate,
 };
 use hotbreaker::testing::ModelConfig;
 use hotbreaker::{Breaker, ManualClock};
 use loom::sync::Arc;
-
-/// Makes `call` through [`Breaker::call`], the one path that reads the quiet bit (a permit's
-/// `success` always goes to the window); a reset is a reset.
-fn call_through(breaker: &Breaker<ManualClock>, call: Call) {
-    let _ = match call {
-        Call::Succeed => breaker.call(|| Ok::<(), ()>(())),
-        Call::Fail => breaker.call(|| Err::<(), ()>(())),
-        Call::Reset => {
-            breaker.reset();
-            return;
-        }
-        other => unreachable!("only successes, failures and resets here: {other:?}"),
-    };
-}
 
 /// A full window of 3 holding one failure, two successes after it; thread A's success ages
 /// the failure out, so the window forgets it (dirty -> clean) and A publishes the quiet bit,

@@ -6,8 +6,9 @@
 mod common;
 
 use common::{
-    F, OPEN, R, Role, S, assert_reached, check, check_against_model, check_each_order, from_model,
-    make, model_finals, rate, small, spawn_in, success_then_failure,
+    F, Maker, OPEN, R, Role, S, assert_reached, call_through, check, check_against_model,
+    check_each_order, from_model, make, make_through_permits, model_finals, rate, small, spawn_in,
+    success_then_failure,
 };
 use hotbreaker::State;
 use hotbreaker::testing::ModelConfig;
@@ -116,29 +117,34 @@ fn a_run_reads_the_record_its_predecessor_wrote_before_committing() {
 /// `before` on the main thread; then the main thread's success races another thread's
 /// failure; then `after` on the main thread. The end must be one the reference model reaches
 /// for some order of the calls. The race is the main thread's so that its stripe is the one
-/// `before` left.
+/// `before` left. Every call is made through permits, and then, on a new breaker, through
+/// `Breaker::call`: a permit's success asks the window word first, a call's whose state word
+/// is not quiet asks its stripe first (`Window::ages_in_own_stripe`).
 fn main_succeeds_while_another_fails(
     config: ModelConfig,
     before: &'static [common::Call],
     after: &'static [common::Call],
 ) {
     let allowed = model_finals(config, before, &[&[S], &[F]], after);
-    check(2, move || {
-        let (breaker, _clock) = from_model(&config, 2);
-        for &call in before {
-            make(&breaker, call);
-        }
-        let other = {
-            let breaker = breaker.clone();
-            loom::thread::spawn(move || make(&breaker, F))
-        };
-        make(&breaker, S);
-        other.join().unwrap();
-        for &call in after {
-            make(&breaker, call);
-        }
-        assert_reached(&allowed, &breaker);
-    });
+    for maker in [make_through_permits as Maker, call_through] {
+        let allowed = allowed.clone();
+        check(2, move || {
+            let (breaker, _clock) = from_model(&config, 2);
+            for &call in before {
+                maker(&breaker, call);
+            }
+            let other = {
+                let breaker = breaker.clone();
+                loom::thread::spawn(move || maker(&breaker, F))
+            };
+            maker(&breaker, S);
+            other.join().unwrap();
+            for &call in after {
+                maker(&breaker, call);
+            }
+            assert_reached(&allowed, &breaker);
+        });
+    }
 }
 
 /// The main thread's stripe still counts the last generation, with a hint that its next

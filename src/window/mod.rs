@@ -223,7 +223,7 @@ enum Counts {
 /// dirty successes more than it had to.
 ///
 /// A window per thread forgets as soon as its rules allow: it has no quiet bit, its round is
-/// one compare-and-swap on a word only its thread writes, and a success in it while clean
+/// one compare-and-swap on a word its own thread writes (a swept hung call aside), and a success in it while clean
 /// still costs less than one while dirty (the same measurement: over 20 calls, 2.9 ns per call
 /// forgetting at once, 3.4 waiting for 64).
 ///
@@ -1420,7 +1420,7 @@ mod tests {
         }
         assert_eq!(mode(&window), Mode::Clean, "four successes fill the window");
         // The rate rule sees a failure for 4 successes; the window forgets it no sooner than
-        // `FORGET_NO_SOONER_THAN` (rules.rs).
+        // `FORGET_NO_SOONER_THAN`.
         let forget_at = 4.max(FORGET_NO_SOONER_THAN);
         // Twice: the second failure finds the stripe's hint from the first one's aging.
         for round in 0..2 {
@@ -1700,7 +1700,7 @@ mod tests {
             .store(pack_stripe_count(6, 10), Ordering::Relaxed);
         stripe.quiet_below.store(1_000, Ordering::Relaxed);
         // The dirty word's newest failure came after 0 successes: four age it out, and the
-        // window forgets it at `FORGET_NO_SOONER_THAN` (rules.rs), long before the old hint.
+        // window forgets it at `FORGET_NO_SOONER_THAN`, long before the old hint.
         for _ in 0..4.max(FORGET_NO_SOONER_THAN) {
             success(&window, &stripes, &settings, 7);
         }

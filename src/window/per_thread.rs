@@ -95,12 +95,13 @@ impl Windows {
     /// check tells the two kinds apart: with one window there are no per-thread windows, and
     /// every slot falls through to the window of the whole breaker.
     ///
-    /// The quick path makes the same bounds check as a branch
-    /// ([`record_success_quickly`](Windows::record_success_quickly)). It once picked the
-    /// window with a conditional move instead, so that the healthy call of neither kind took
-    /// a jump (`benches/PERFORMANCE.md`, "Choosing the window without a jump"); the one
-    /// window's healthy call no longer comes here (the quiet bit, `quiet.rs`), and its
-    /// successes with a failure in view go to their stripe before any window.
+    /// `get` and `unwrap_or` rather than a `match` with a call in each arm: the compiler then
+    /// picks the window's address with a conditional move (rustc 1.95, x86-64), so that
+    /// neither kind's healthy call takes a jump of its own (`benches/PERFORMANCE.md`,
+    /// "Choosing the window without a jump"). The stripe-first path
+    /// ([`record_success_quickly_stripe_first`](Windows::record_success_quickly_stripe_first))
+    /// makes the same bounds check as a branch: its one window goes to the stripe, not to a
+    /// window.
     #[inline(always)]
     fn window_of_slot(&self, stripes: &Stripes) -> &Window {
         self.per_thread
@@ -108,23 +109,38 @@ impl Windows {
             .unwrap_or(&self.whole)
     }
 
-    /// The quick path of a closed success. With one window: this thread's own stripe first
-    /// ([`Window::ages_in_own_stripe`], which reads no window word: `mod.rs`, point 9), then
-    /// the window word, for clean. With a window per thread: [`Window::record_success_quickly`]
-    /// of this thread's own window ([`window_of_slot`]), whose stripe also numbers its filling
-    /// successes, so the window word comes first. Whatever it declines goes to
+    /// The quick path of a closed success: [`Window::record_success_quickly`] of the window of
+    /// the whole breaker, or, with a window per thread, of this thread's own window
+    /// ([`window_of_slot`]), which asks the window word first. Whatever it declines goes to
     /// [`record_success_slow`](Windows::record_success_slow).
-    ///
-    /// With one window, a success that gets here is nearly always one with a failure in view:
-    /// while the window is clean, the state word's quiet bit keeps successes from coming here
-    /// at all (`quiet.rs`). Going to its stripe first took the lesson's healthy day over 100
-    /// calls from 55.98 to 42.35 instructions per call (`.ci/instructions`, `lesson100`) and
-    /// from 3.16 to 2.59 ns per call (`benches/PERFORMANCE.md`, "A dirty window's success
-    /// without the window word").
     ///
     /// [`window_of_slot`]: Windows::window_of_slot
     #[inline(always)]
     pub(crate) fn record_success_quickly(&self, generation: u32, stripes: &Stripes) -> bool {
+        self.window_of_slot(stripes)
+            .record_success_quickly(generation, stripes)
+    }
+
+    /// [`record_success_quickly`](Windows::record_success_quickly) for a success whose caller
+    /// found the state word's quiet bit off: with one window, the window is then nearly
+    /// always dirty (while it is clean the bit keeps successes from coming here at all,
+    /// `quiet.rs`), so this thread's own stripe comes first ([`Window::ages_in_own_stripe`],
+    /// which reads no window word: `mod.rs`, point 9), then the window word, for clean. With
+    /// a window per thread, whose stripe also numbers its filling successes, the window word
+    /// comes first, as there. The same bounds check tells the two kinds apart.
+    ///
+    /// Going to the stripe first took the lesson's healthy day over 100 calls from 55.98 to
+    /// 42.35 instructions per call (`.ci/instructions`, `lesson100`) and from 3.16 to 2.59 ns
+    /// per call (`benches/PERFORMANCE.md`, "A dirty window's success without the window
+    /// word"). A caller that never asks the bit (a permit's own `success`, a breaker that
+    /// counts successes) finds the window clean all day, and the stripe first would only load
+    /// the stripe's count and hint to decline: it takes the other.
+    #[inline(always)]
+    pub(crate) fn record_success_quickly_stripe_first(
+        &self,
+        generation: u32,
+        stripes: &Stripes,
+    ) -> bool {
         match self.per_thread.get(stripes.thread_slot()) {
             Some(own) => own.record_success_quickly(generation, stripes),
             // One window (no slot finds a window per thread), or a thread with no window of
@@ -134,22 +150,6 @@ impl Windows {
                     || self.whole.is_clean_quickly(generation)
             }
         }
-    }
-
-    /// [`record_success_quickly`](Windows::record_success_quickly) asking the window word
-    /// first with one window too: for a caller whose successes reach here while the window is
-    /// clean, as a breaker that counts successes does with every one of them (it never asks
-    /// the state word's quiet bit). Going to the stripe first would load the stripe's count and
-    /// hint only to decline. Whatever it declines goes to
-    /// [`record_success_slow`](Windows::record_success_slow), as for the other.
-    #[inline(always)]
-    pub(crate) fn record_success_quickly_window_first(
-        &self,
-        generation: u32,
-        stripes: &Stripes,
-    ) -> bool {
-        self.window_of_slot(stripes)
-            .record_success_quickly(generation, stripes)
     }
 
     /// Records a success that [`record_success_quickly`](Windows::record_success_quickly)

@@ -213,8 +213,23 @@ pub fn success_then_failure(breaker: &Arc<Breaker<ManualClock>>) -> Role<()> {
 pub type Maker = fn(&Breaker<ManualClock>, Call);
 
 /// [`make`], as a [`Maker`].
-fn make_through_permits(breaker: &Breaker<ManualClock>, call: Call) {
+pub fn make_through_permits(breaker: &Breaker<ManualClock>, call: Call) {
     make(breaker, call);
+}
+
+/// Makes `call` through [`Breaker::call`], the path that reads the quiet bit and, finding it
+/// off, sends a success to its thread's stripe before the window word (a permit's `success`
+/// always goes to the window word first); a reset is a reset.
+pub fn call_through(breaker: &Breaker<ManualClock>, call: Call) {
+    let _ = match call {
+        Call::Succeed => breaker.call(|| Ok::<(), ()>(())),
+        Call::Fail => breaker.call(|| Err::<(), ()>(())),
+        Call::Reset => {
+            breaker.reset();
+            return;
+        }
+        other => unreachable!("only successes, failures and resets here: {other:?}"),
+    };
 }
 
 /// One role per entry of `threads`, each making that entry's calls in turn on `breaker`.
