@@ -9,7 +9,11 @@
 //! are told apart, and the scenarios run in rounds, one after another, so that each round sees
 //! the machine in the same mood; the medians over the rounds are printed. Every call is
 //! `Breaker::call` on a rate rule of half of the last 20 or 100 calls; a failing thread fails
-//! every 40th of its calls (the lesson's 2.5 %).
+//! every 40th of its calls (the lesson's 2.5 %). Each thread is pinned to a CPU of its own
+//! (`overhead/pinning.rs`), so that the two run at once.
+
+#[path = "overhead/pinning.rs"]
+mod pinning;
 
 use std::hint::black_box;
 use std::sync::Barrier;
@@ -66,6 +70,7 @@ fn run(scenario: &Scenario, window: usize) -> [f64; 2] {
             let fails = scenario.fails[thread];
             let barrier = &barrier;
             scope.spawn(move || {
+                pinning::pin_to_own_cpu(thread);
                 // The thread's first call claims its stripe; not timed.
                 let _ = breaker.call(|| Ok::<u64, u64>(1));
                 barrier.wait();
@@ -147,6 +152,9 @@ fn main() {
         }
     }
     println!("ns per call of each thread, median of {ROUNDS} rounds of {CALLS} calls each");
+    if !pinning::all_pinned() {
+        println!("(some threads NOT pinned to a CPU of their own: they may have time-sliced one)");
+    }
     println!();
     println!("| window | scenario | thread 0 | thread 1 |");
     println!("|---:|---|---:|---:|");

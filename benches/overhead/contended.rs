@@ -3,6 +3,8 @@
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
+use crate::pinning;
+
 /// Threads sharing one breaker in the contended groups.
 pub const THREADS: usize = 2;
 
@@ -10,8 +12,8 @@ pub const THREADS: usize = 2;
 /// first thread's start to the last one's end: the time each thread took per `iters` calls
 /// while the other made as many.
 ///
-/// Each thread first runs `warm_up` (outside the timing), which should claim whatever the
-/// thread claims on its first call (its stripe slot).
+/// Each thread is pinned to a CPU of its own (`pinning.rs`), then runs `warm_up` (outside the
+/// timing), which should claim whatever the thread claims on its first call (its stripe slot).
 pub fn run<W>(iters: u64, warm_up: impl Fn() + Sync, work: W) -> Duration
 where
     W: Fn(usize, u64) + Sync,
@@ -22,6 +24,7 @@ where
             .map(|thread| {
                 let (barrier, warm_up, work) = (&barrier, &warm_up, &work);
                 scope.spawn(move || {
+                    pinning::pin_to_own_cpu(thread);
                     warm_up();
                     barrier.wait();
                     let start = Instant::now();

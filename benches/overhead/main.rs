@@ -26,6 +26,7 @@ mod calls;
 mod contended;
 mod contenders;
 mod paired;
+mod pinning;
 mod report;
 mod scenarios;
 

@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 
 use crate::calls::{LessonDay, succeed};
 use crate::contenders::{Bare, Guard, Hot, HotPerThread, Recloser};
+use crate::pinning;
 
 /// Calls per block: long enough that reading the clock around it costs nothing measurable.
 const BLOCK: u64 = 10_000;
@@ -59,7 +60,8 @@ pub struct Measured {
 /// barrier spins: one that puts a thread to sleep wakes it some 30 µs late on this machine,
 /// about as long as a block of fast calls, and the two threads' blocks then hardly overlapped
 /// (a helper's probe, 2026-12-01: median overlap 0 with `std::sync::Barrier`, 0.92-1.0 with
-/// spinning), which measured two threads as one.
+/// spinning), which measured two threads as one. On two threads, each is pinned to a CPU of
+/// its own (`pinning.rs`).
 fn measure<B: FnMut(), S: FnMut()>(
     threads: usize,
     baseline: impl Fn(usize) -> B + Sync,
@@ -72,6 +74,9 @@ fn measure<B: FnMut(), S: FnMut()>(
             .map(|thread| {
                 let (barrier, stop, baseline, subject) = (&barrier, &stop, &baseline, &subject);
                 scope.spawn(move || {
+                    if threads > 1 {
+                        pinning::pin_to_own_cpu(thread);
+                    }
                     let (mut baseline, mut subject) = (baseline(thread), subject(thread));
                     let (baseline, subject) = (&mut baseline, &mut subject);
                     // Each thread's first call claims its stripe and warms its caches.

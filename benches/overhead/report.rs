@@ -9,6 +9,7 @@ use hotbreaker::Breaker;
 
 use crate::contenders::{Bare, BreakerCrate, Failsafe, Guard, Hot, HotPerThread, Naive, Recloser};
 use crate::paired::Pair;
+use crate::pinning;
 use crate::scenarios::{APART, failure_function};
 
 /// Where criterion writes, chosen the way it would choose (its `CRITERION_HOME`, then
@@ -182,9 +183,14 @@ fn paired(out: &mut String, pairs: &[Pair]) {
 }
 
 fn per_call(out: &mut String, m: &Medians) {
+    let placed = if pinning::all_pinned() {
+        "each thread pinned to a CPU of its own"
+    } else {
+        "some threads NOT pinned to a CPU of their own: they may have time-sliced one CPU"
+    };
     let _ = writeln!(
         out,
-        "## Per call, ns (median; with 2 threads, per call per thread)\n"
+        "## Per call, ns (median; with 2 threads, per call per thread, {placed})\n"
     );
     let _ = writeln!(out, "| scenario | threads | {} |", COLUMNS.join(" | "));
     let _ = writeln!(out, "|---|---:|{}", "---:|".repeat(COLUMNS.len()));

@@ -1,0 +1,58 @@
+//! Each bench thread on a CPU of its own.
+//!
+//! A group "on two threads" means two threads calling one breaker at the same time, on two
+//! cores. Left to the scheduler, they often are not: on this 2-CPU machine a probe that ran
+//! two threads on one breaker in rounds (2026-12-06, `sched_getcpu` at each round's end)
+//! found both threads on the same CPU in about half of the rounds. Such a round time-slices
+//! the two threads, so it measures twice one thread's time per call and no contention at all:
+//! one window's lesson day took 5.8-6.5 ns per call in those rounds and 10-12 ns in the others,
+//! and a median over both kinds is neither. Pinned, every round measured 10-12 ns.
+//!
+//! Thread `i` is pinned to the `i`-th CPU the process may run on. Where that cannot be done
+//! (fewer CPUs than threads, another system than Linux, or a refused call), the thread runs
+//! where the scheduler puts it, and the report says so ([`all_pinned`]).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Set once a thread could not be pinned; read by the report.
+static UNPINNED: AtomicBool = AtomicBool::new(false);
+
+/// Pins the calling thread to the `index`-th CPU of those the process may run on. Returns that
+/// CPU's number, or `None` (and the report then says that some threads were not pinned).
+pub fn pin_to_own_cpu(index: usize) -> Option<usize> {
+    let pinned = pin(index);
+    if pinned.is_none() {
+        UNPINNED.store(true, Ordering::Relaxed);
+    }
+    pinned
+}
+
+/// Whether every thread of the contended groups so far was pinned to a CPU of its own.
+pub fn all_pinned() -> bool {
+    !UNPINNED.load(Ordering::Relaxed)
+}
+
+#[cfg(target_os = "linux")]
+fn pin(index: usize) -> Option<usize> {
+    // A zeroed `cpu_set_t` is an empty set: plain data, no invariant to break.
+    let mut allowed: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    let size = std::mem::size_of::<libc::cpu_set_t>();
+    // SAFETY: `allowed` is a valid, writable `cpu_set_t` of `size` bytes; pid 0 is this thread.
+    if unsafe { libc::sched_getaffinity(0, size, &mut allowed) } != 0 {
+        return None;
+    }
+    let cpu = (0..libc::CPU_SETSIZE as usize)
+        // SAFETY: `cpu` is below `CPU_SETSIZE`, the set's capacity.
+        .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &allowed) })
+        .nth(index)?;
+    let mut only: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: as above; `cpu` is below `CPU_SETSIZE`.
+    unsafe { libc::CPU_SET(cpu, &mut only) };
+    // SAFETY: `only` is a valid `cpu_set_t` of `size` bytes; pid 0 is this thread.
+    (unsafe { libc::sched_setaffinity(0, size, &only) } == 0).then_some(cpu)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn pin(_index: usize) -> Option<usize> {
+    None
+}
