@@ -464,3 +464,93 @@ fn a_window_and_run_of_equal_too_long_length_are_refused_naming_the_window() {
         .unwrap_err();
     assert_eq!(err.field(), "failure_rate.window", "{err}");
 }
+
+/// A window made longer while closed holds the failures the old window had not forgotten,
+/// older than the old length too, and judges them at the next failure (`Breaker::reconfigure`,
+/// "What the window holds"). The one window forgets a failure no sooner than 64 successes
+/// after it, whatever its length (`FORGET_NO_SOONER_THAN` in `src/window/mod.rs`); a window
+/// per thread once its length of successes has followed it.
+#[test]
+fn a_longer_window_holds_the_failures_the_old_one_had_not_forgotten() {
+    // (window per thread, successes after the failure, failures the longer window holds)
+    let cases: [(bool, usize, u32); 6] = [
+        (false, 3, 1),  // in view of the old window of 4
+        (false, 10, 1), // out of its view, not yet forgotten
+        (false, 63, 1),
+        (false, 64, 0), // forgotten
+        (true, 3, 1),
+        (true, 4, 0), // a window per thread forgets at its own length
+    ];
+    for (per_thread, successes, held) in cases {
+        let case = format!("window per thread {per_thread}, f then {successes} successes");
+        let breaker = Breaker::builder()
+            .failure_rate(0.5, 4)
+            .failure_records(128)
+            .per_thread_windows(per_thread)
+            .clock(ManualClock::new())
+            .build()
+            .unwrap();
+        record(&breaker, "f");
+        record(&breaker, &"s".repeat(successes));
+        let in_old_view = u32::from(successes < 4);
+        assert_eq!(
+            breaker.metrics().window_failures,
+            in_old_view,
+            "{case}: the old window's view"
+        );
+        // Two failures of the last 100 trip the longer window.
+        let longer = Config {
+            failure_rate: rate(0.02, 100),
+            ..breaker.config()
+        };
+        breaker.reconfigure(longer).unwrap();
+        assert_eq!(breaker.metrics().window_failures, held, "{case}: held");
+        assert_eq!(
+            breaker.state(),
+            State::Closed,
+            "{case}: nothing trips at once"
+        );
+        record(&breaker, "f");
+        let expected = if held == 1 {
+            State::Open
+        } else {
+            State::Closed
+        };
+        assert_eq!(breaker.state(), expected, "{case}: the next failure");
+    }
+}
+
+/// A rate rule added to a closed breaker that had only a run rule judges as a full window at
+/// once: the failures the run rule kept count. Were the window cleared and filling again, one
+/// call would be recorded after the reconfiguration, short of the minimum of 4.
+#[test]
+fn a_rate_rule_added_while_closed_judges_a_full_window_at_once() {
+    let breaker = Breaker::builder()
+        .consecutive_failures(5)
+        .failure_records(8)
+        .clock(ManualClock::new())
+        .build()
+        .unwrap();
+    record(&breaker, "ffsff"); // no run of 5
+    assert_eq!(breaker.state(), State::Closed);
+    let with_rate = Config {
+        failure_rate: Some(FailureRateConfig {
+            threshold: 0.75,
+            window: 4,
+            minimum_calls: Some(4),
+        }),
+        ..breaker.config()
+    };
+    breaker.reconfigure(with_rate).unwrap();
+    assert_eq!(
+        breaker.state(),
+        State::Closed,
+        "the reconfiguration trips nothing"
+    );
+    record(&breaker, "f"); // the last 4 calls: s f f f
+    assert_eq!(
+        breaker.state(),
+        State::Open,
+        "3 of the last 4, counted at once"
+    );
+}
