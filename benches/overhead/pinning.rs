@@ -1,12 +1,14 @@
 //! Each bench thread on a CPU of its own.
 //!
 //! A group "on two threads" means two threads calling one breaker at the same time, on two
-//! cores. Left to the scheduler, they often are not: on this 2-CPU machine a probe that ran
-//! two threads on one breaker in rounds (2026-12-06, `sched_getcpu` at each round's end)
-//! found both threads on the same CPU in about half of the rounds. Such a round time-slices
-//! the two threads, so it measures twice one thread's time per call and no contention at all:
-//! one window's lesson day took 5.8-6.5 ns per call in those rounds and 10-12 ns in the others,
-//! and a median over both kinds is neither. Pinned, every round measured 10-12 ns.
+//! cores. Left to the scheduler, two freshly spawned threads may share one CPU for a while:
+//! on this 2-CPU machine a probe that ran two threads on one breaker in short rounds
+//! (2026-12-06, `sched_getcpu` at each round's end) found both threads on the same CPU at
+//! about half of the rounds' ends. Such a stretch time-slices the two threads, so it measures
+//! twice one thread's time per call and no contention at all. One window's lesson day, medians
+//! of six 3-second runs of that probe: 6.1-9.7 ns per call left to the scheduler, 10.0-11.3
+//! pinned. (Criterion's samples, about 40 ms each, ended with both threads on one CPU in 4 of
+//! 77; what happened earlier in a sample, no one asked.)
 //!
 //! Thread `i` is pinned to the `i`-th CPU the process may run on. Where that cannot be done
 //! (fewer CPUs than threads, another system than Linux, or a refused call), the thread runs
@@ -34,7 +36,7 @@ pub fn all_pinned() -> bool {
 
 #[cfg(target_os = "linux")]
 fn pin(index: usize) -> Option<usize> {
-    // A zeroed `cpu_set_t` is an empty set: plain data, no invariant to break.
+    // SAFETY: a zeroed `cpu_set_t` is an empty set: plain data, no invariant to break.
     let mut allowed: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     let size = std::mem::size_of::<libc::cpu_set_t>();
     // SAFETY: `allowed` is a valid, writable `cpu_set_t` of `size` bytes; pid 0 is this thread.
@@ -45,6 +47,7 @@ fn pin(index: usize) -> Option<usize> {
         // SAFETY: `cpu` is below `CPU_SETSIZE`, the set's capacity.
         .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &allowed) })
         .nth(index)?;
+    // SAFETY: as above, an empty set.
     let mut only: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     // SAFETY: as above; `cpu` is below `CPU_SETSIZE`.
     unsafe { libc::CPU_SET(cpu, &mut only) };

@@ -1004,8 +1004,9 @@ impl Window {
     /// ring's slot does, and the record's compare-and-swap lets no later load start before it
     /// ends. With two threads failing on one window, the other thread's stripe is a cache miss
     /// at nearly every failure; counted first, that miss overlaps the word's, instead of
-    /// following the ring's. Two threads on the lesson's day: 0.4-0.8 ns per call less
-    /// (`benches/PERFORMANCE.md`, "Counting before the ring's record"); one thread: unchanged.
+    /// following the ring's. Two threads on the lesson's day: 0.0-1.1 ns per call less, of
+    /// 10.5-13 (`benches/PERFORMANCE.md`, "Counting before the ring's record"); one thread:
+    /// unchanged.
     #[inline(always)]
     fn position_failure(
         &self,
