@@ -553,4 +553,13 @@ fn a_rate_rule_added_while_closed_judges_a_full_window_at_once() {
         State::Open,
         "3 of the last 4, counted at once"
     );
+    // The control: the same failure in a window filling from empty, under the same rules,
+    // is one call of the minimum 4 and trips nothing.
+    let fresh = Breaker::builder()
+        .config(with_rate)
+        .clock(ManualClock::new())
+        .build()
+        .unwrap();
+    record(&fresh, "f");
+    assert_eq!(fresh.state(), State::Closed, "a filling window waits");
 }

@@ -19,14 +19,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// Set once a thread could not be pinned; read by the report.
 static UNPINNED: AtomicBool = AtomicBool::new(false);
 
-/// Pins the calling thread to the `index`-th CPU of those the process may run on. Returns that
-/// CPU's number, or `None` (and the report then says that some threads were not pinned).
-pub fn pin_to_own_cpu(index: usize) -> Option<usize> {
-    let pinned = pin(index);
-    if pinned.is_none() {
+/// Pins the calling thread to the `index`-th CPU of those the process may run on; where it
+/// cannot, the report says that some threads were not pinned.
+pub fn pin_to_own_cpu(index: usize) {
+    if !pin(index) {
         UNPINNED.store(true, Ordering::Relaxed);
     }
-    pinned
 }
 
 /// Whether every thread of the contended groups so far was pinned to a CPU of its own.
@@ -35,27 +33,30 @@ pub fn all_pinned() -> bool {
 }
 
 #[cfg(target_os = "linux")]
-fn pin(index: usize) -> Option<usize> {
+fn pin(index: usize) -> bool {
     // SAFETY: a zeroed `cpu_set_t` is an empty set: plain data, no invariant to break.
     let mut allowed: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     let size = std::mem::size_of::<libc::cpu_set_t>();
     // SAFETY: `allowed` is a valid, writable `cpu_set_t` of `size` bytes; pid 0 is this thread.
     if unsafe { libc::sched_getaffinity(0, size, &mut allowed) } != 0 {
-        return None;
+        return false;
     }
-    let cpu = (0..libc::CPU_SETSIZE as usize)
+    let Some(cpu) = (0..libc::CPU_SETSIZE as usize)
         // SAFETY: `cpu` is below `CPU_SETSIZE`, the set's capacity.
         .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &allowed) })
-        .nth(index)?;
+        .nth(index)
+    else {
+        return false;
+    };
     // SAFETY: as above, an empty set.
     let mut only: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     // SAFETY: as above; `cpu` is below `CPU_SETSIZE`.
     unsafe { libc::CPU_SET(cpu, &mut only) };
     // SAFETY: `only` is a valid `cpu_set_t` of `size` bytes; pid 0 is this thread.
-    (unsafe { libc::sched_setaffinity(0, size, &only) } == 0).then_some(cpu)
+    unsafe { libc::sched_setaffinity(0, size, &only) == 0 }
 }
 
 #[cfg(not(target_os = "linux"))]
-fn pin(_index: usize) -> Option<usize> {
-    None
+fn pin(_index: usize) -> bool {
+    false
 }

@@ -223,9 +223,9 @@ enum Counts {
 /// dirty successes more than it had to.
 ///
 /// A window per thread forgets as soon as its rules allow: it has no quiet bit, its round is
-/// one compare-and-swap on a word its own thread writes (a swept hung call aside), and a success in it while clean
-/// still costs less than one while dirty (the same measurement: over 20 calls, 2.9 ns per call
-/// forgetting at once, 3.4 waiting for 64).
+/// one compare-and-swap on a word its own thread writes (a swept hung call aside), and a
+/// success in it while clean still costs less than one while dirty (the same measurement:
+/// over 20 calls, 2.9 ns per call forgetting at once, 3.4 waiting for 64).
 ///
 /// Forgetting later changes no judgement: a dirty window counts every success, and every rule
 /// judges by positions (above). Under loom, 1, so that the models' windows of a few calls
