@@ -1799,9 +1799,9 @@ impl<C: Clock> Breaker<C> {
     ///   `minimum_calls` waits only in a window filling since it was cleared).
     /// - A window made longer holds the failures the old one had not forgotten: those still in
     ///   view (older than the old window's length too, while a newer failure kept them in
-    ///   view), and none once the old window had forgotten them all. The one window forgets
-    ///   its failures once at least its length of successes, and at least 64, have followed
-    ///   the newest; a window per thread once its length has.
+    ///   view), and none once the old window had forgotten them all. A window forgets its
+    ///   failures once at least its length of successes, and at least 64, have followed the
+    ///   newest.
     /// - While a window fills, the call that reaches the minimum and the call that fills the
     ///   window judge the generation's first `minimum_calls` calls by the rule in force then:
     ///   a threshold or a minimum lowered while it fills may trip on those first calls though

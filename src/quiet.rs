@@ -1,4 +1,4 @@
-//! The quiet bit: the state word says when the breaker's one window is clean, so that a
+//! The quiet bit: the state word says when the breaker's windows are clean, so that a
 //! healthy call reads no other word.
 //!
 //! A success into a clean window changes nothing (`window/word.rs`, `Clean`), so the healthy
@@ -14,8 +14,14 @@
 //! a permit taken by hand, is recorded in the window. (An async call may be out for long:
 //! what decides is the word after it, which says the window is clean now.)
 //!
-//! Only a breaker with one window keeps the bit; with a window per thread, one thread's clean
-//! window says nothing of another's, and the bit is never set.
+//! With a window per thread, `q` says that every window is clean: one thread's clean window
+//! says nothing of another's. A window that has recorded nothing in `g` would keep the bit off
+//! for good under a rate rule (it fills only with its threads' calls), so the setter takes
+//! such windows as full of successes once another window is clean (`Windows::are_clean_in`,
+//! `Window::is_clean_taking_empty_as_full`): a compare-and-swap from the empty word of `g` to
+//! the clean one, after which the window is clean like any other. Everything below is about
+//! each window alone, and holds for every one of them. ("The window" below: each window the
+//! breaker keeps.)
 //!
 //! # The invariant
 //!
@@ -34,8 +40,9 @@
 //!
 //! - *Setting* ([`publish_quiet`](Breaker::publish_quiet)): load the state word `s`
 //!   (`Acquire`), check that it is closed in `g` without `q`; load the window word (`Acquire`)
-//!   and check that it is clean in `g` (all 32 bits of `g`); CAS the state word from `s` to `s`
-//!   with `q` (`AcqRel`).
+//!   and check that it is clean in `g` (all 32 bits of `g`), or, for an empty window per
+//!   thread, replace its empty word by the clean one (`AcqRel` CAS, whose read stands for the
+//!   load below); CAS the state word from `s` to `s` with `q` (`AcqRel`).
 //! - *Losing* ([`quiet_lost`](Breaker::quiet_lost)): a failure whose commit (an `AcqRel` CAS on
 //!   the window word) replaced a clean word of `g` then replaces the state word, while it is
 //!   closed in `g`, by the same word without `q` and with the next quiet epoch (a CAS loop,
@@ -91,20 +98,18 @@ impl<C: Clock> Breaker<C> {
         self.control.state.load(Ordering::Acquire) == word.with_quiet().0
     }
 
-    /// Sets `q` if the breaker is closed in `generation` and its one window is clean in it.
+    /// Sets `q` if the breaker is closed in `generation` and every window is clean in it
+    /// (with a window per thread, taking those that recorded nothing as full).
     #[cold]
     #[inline(never)]
     pub(crate) fn publish_quiet(&self, generation: u32) {
-        if !self.windows.can_be_quiet() {
-            return;
-        }
         let mut word = StateWord(self.control.state.load(Ordering::Acquire));
         loop {
             if !word.is_closed() || word.generation() != generation || word.is_quiet() {
                 return;
             }
             // After the state word's load: see the module's docs.
-            if !self.windows.is_clean_in(generation) {
+            if !self.windows.are_clean_in(generation) {
                 return;
             }
             match self.control.state.compare_exchange(
@@ -121,14 +126,10 @@ impl<C: Clock> Breaker<C> {
     }
 
     /// A failure of `generation` has committed over a clean window: clears `q` and moves the
-    /// quiet epoch, then sets `q` again if the window is clean once more. Only with one window;
-    /// with a window per thread the bit is never set.
+    /// quiet epoch, then sets `q` again if every window is clean once more.
     #[cold]
     #[inline(never)]
     pub(crate) fn quiet_lost(&self, generation: u32) {
-        if !self.windows.can_be_quiet() {
-            return;
-        }
         let mut word = StateWord(self.control.state.load(Ordering::Acquire));
         loop {
             // A transition moved the word on: no setter's CAS from a word of `generation`
@@ -230,14 +231,77 @@ mod tests {
     }
 
     #[test]
-    fn a_window_per_thread_never_makes_the_word_quiet() {
+    fn a_window_per_thread_is_quiet_once_every_window_is_clean() {
         let breaker = Breaker::builder()
             .consecutive_failures(2)
             .per_thread_windows(true)
+            .stripes(64) // a window of its own for each thread here
             .build()
             .expect("valid settings");
-        succeed(&breaker, 10);
-        assert!(!word(&breaker).is_quiet());
+        assert!(word(&breaker).is_quiet(), "no window to fill");
+        let _ = breaker.call(|| Err::<(), _>("refused"));
+        assert!(!word(&breaker).is_quiet(), "this thread's run has begun");
+        std::thread::scope(|s| {
+            s.spawn(|| succeed(&breaker, 10));
+        });
+        assert!(
+            !word(&breaker).is_quiet(),
+            "another thread's clean window says nothing of this one's"
+        );
+        // A run rule sees the failure no more after one success; the window forgets it at
+        // `FORGET_NO_SOONER_THAN`.
+        let forget_at = FORGET_NO_SOONER_THAN as usize;
+        succeed(&breaker, forget_at - 1);
+        assert!(!word(&breaker).is_quiet(), "one success short");
+        succeed(&breaker, 1);
+        assert!(word(&breaker).is_quiet(), "every window is clean");
+    }
+
+    #[test]
+    fn a_window_per_thread_takes_the_windows_no_one_used_as_full_once_one_fills_clean() {
+        let breaker = Breaker::builder()
+            .failure_rate(0.5, 4)
+            .per_thread_windows(true)
+            .stripes(64)
+            .build()
+            .expect("valid settings");
+        succeed(&breaker, 3);
+        assert!(!word(&breaker).is_quiet(), "filling");
+        succeed(&breaker, 1);
+        assert!(
+            word(&breaker).is_quiet(),
+            "this thread's window filled clean, and no other thread has called"
+        );
+        // A thread that comes now is judged over a full window from its first call: two
+        // failures of the last four trip it, without waiting for a minimum of its own.
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                for _ in 0..2 {
+                    let _ = breaker.call(|| Err::<(), _>("refused"));
+                }
+            });
+        });
+        assert_eq!(breaker.state(), crate::State::Open);
+    }
+
+    #[test]
+    fn a_window_per_thread_with_outcomes_still_filling_keeps_the_word_loud() {
+        let breaker = Breaker::builder()
+            .failure_rate(0.5, 4)
+            .per_thread_windows(true)
+            .stripes(64)
+            .build()
+            .expect("valid settings");
+        // This thread's first call takes its slot, so that the other thread's is another.
+        succeed(&breaker, 1);
+        std::thread::scope(|s| {
+            s.spawn(|| succeed(&breaker, 1));
+        });
+        succeed(&breaker, 3);
+        assert!(
+            !word(&breaker).is_quiet(),
+            "the other thread's window has one call of its four"
+        );
     }
 
     #[test]

@@ -178,7 +178,9 @@ pub(crate) struct Stripe {
     pub(crate) window_successes: AtomicU64,
     /// While the stripe's count of window successes is below this (always below 2^32), a
     /// success only adds one to it; the one that finds it reached checks whether the window
-    /// has forgotten its failures. A hint: a wrong value costs time, never correctness.
+    /// has forgotten its failures. A hint: a value too low costs time, never correctness. One
+    /// too high would let a window per thread's filling successes skip its word, so each of
+    /// them zeroes it (`window/mod.rs`, point 9).
     pub(crate) quiet_below: AtomicU64,
     pub(crate) successes: AtomicU64,
     pub(crate) failures: AtomicU64,

@@ -116,6 +116,33 @@ fn each_thread_needs_its_own_minimum_of_calls() {
     assert_eq!(breaker.state(), State::Open);
 }
 
+/// A success goes straight to its thread's stripe, without the window word, when the stripe
+/// counts its generation below the stripe's hint (point 9 of `src/window/mod.rs`). With a
+/// window per thread, the stripe also numbers its window's filling successes; the generation
+/// before the reset left a hint that the new generation's first filling success does not
+/// reach. That success must take the hint down, or the next one is counted in the stripe
+/// alone, and the window neither learns that it reached its minimum nor judges it.
+#[test]
+fn a_filling_window_judges_its_minimum_after_a_generation_that_left_a_hint() {
+    let (builder, _) = builder();
+    let breaker = per_thread(builder.failure_rate(0.5, 4));
+    for _ in 0..4 {
+        succeed(&breaker);
+    }
+    fail(&breaker); // the window is dirty, and the stripe's hint is set past its count
+    breaker.reset();
+    fail(&breaker);
+    fail(&breaker);
+    succeed(&breaker);
+    assert_eq!(breaker.state(), State::Closed, "3 calls, of a minimum of 4");
+    succeed(&breaker);
+    assert_eq!(
+        breaker.state(),
+        State::Open,
+        "2 of the first 4 calls of the new generation failed"
+    );
+}
+
 #[test]
 fn a_reset_empties_every_threads_window() {
     let (builder, _) = builder();

@@ -467,19 +467,20 @@ fn a_window_and_run_of_equal_too_long_length_are_refused_naming_the_window() {
 
 /// A window made longer while closed holds the failures the old window had not forgotten,
 /// older than the old length too, and judges them at the next failure (`Breaker::reconfigure`,
-/// "What the window holds"). The one window forgets a failure no sooner than 64 successes
-/// after it, whatever its length (`FORGET_NO_SOONER_THAN` in `src/window/mod.rs`); a window
-/// per thread once its length of successes has followed it.
+/// "What the window holds"). Either kind of window forgets a failure no sooner than 64
+/// successes after it, whatever its length (`FORGET_NO_SOONER_THAN` in `src/window/mod.rs`).
 #[test]
 fn a_longer_window_holds_the_failures_the_old_one_had_not_forgotten() {
     // (window per thread, successes after the failure, failures the longer window holds)
-    let cases: [(bool, usize, u32); 6] = [
+    let cases: [(bool, usize, u32); 8] = [
         (false, 3, 1),  // in view of the old window of 4
         (false, 10, 1), // out of its view, not yet forgotten
         (false, 63, 1),
         (false, 64, 0), // forgotten
         (true, 3, 1),
-        (true, 4, 0), // a window per thread forgets at its own length
+        (true, 10, 1),
+        (true, 63, 1),
+        (true, 64, 0),
     ];
     for (per_thread, successes, held) in cases {
         let case = format!("window per thread {per_thread}, f then {successes} successes");

@@ -17,8 +17,8 @@
 mod common;
 
 use common::{
-    Call, Events, F, OPEN, Role, S, assert_reached, check_each_order, make, making, model_finals,
-    rate, small, spawn_in, success_then_failure,
+    Call, Events, F, OPEN, Role, S, assert_reached, call_through, check_each_order, make, making,
+    making_with, model_finals, rate, small, spawn_in, success_then_failure,
 };
 use hotbreaker::loom_hooks::give_back_slot;
 use hotbreaker::testing::{ModelConfig, assert_one_chain};
@@ -357,6 +357,72 @@ fn a_reconfiguration_reaches_every_threads_window() {
         assert_eq!(
             (metrics.openings, metrics.state),
             (1, State::Open),
+            "{metrics:?}"
+        );
+    });
+}
+
+/// The quiet bit with a window per thread (`src/quiet.rs`, `Windows::are_clean_in`): thread A
+/// fills its window clean with two successes and publishes the bit, which takes every window
+/// that has recorded nothing as full; thread B's first call, a failure, races that, landing
+/// on its empty window (which then holds a failure, and is not taken) or on the window taken
+/// as full. Then B fails again. The main thread holds stripe 0 without recording anything
+/// (its window is empty too, and is taken as full with the others).
+///
+/// Checks that B's two failures trip the breaker in every order: its window holds both,
+/// filling (two calls of two, both failed) or full (the last two calls failed).
+///
+/// Catches: a window taken as full by a plain store after its load found it empty, rather
+/// than a compare-and-swap from the empty word (tried): B's first failure commits between
+/// the two and is overwritten, and B's second one is one failure of the last two, short of
+/// 100 %. Also a setter that takes a window as full when it finds it filling with outcomes,
+/// not only empty (tried: any filling word of the generation, cleaned): B's first failure is
+/// forgotten with it.
+#[test]
+fn a_threads_first_failure_races_its_empty_window_being_taken_as_full() {
+    check_each_order(2, 2, |order| {
+        let (breaker, _clock) = small(|b| b.failure_rate(1.0, 2).per_thread_windows(true));
+        let _ = breaker.config(); // the main thread takes stripe 0 (see the module's docs)
+        spawn_in(
+            order,
+            making_with(&breaker, &[&[S, S], &[F, F]], call_through),
+        );
+        let metrics = breaker.metrics();
+        assert_eq!(
+            (metrics.state, metrics.openings),
+            (State::Open, 1),
+            "{metrics:?}"
+        );
+    });
+}
+
+/// As `a_threads_first_failure_races_its_empty_window_being_taken_as_full`, with B's failure
+/// followed by two successes of B through `Breaker::call`, the path that skips the window
+/// while the state word is quiet. Nothing trips (100 % of 2).
+///
+/// Checks that B's failure is out of view at the end in every order: B's two successes
+/// followed it in its window. That needs the quiet bit off while B's window holds the
+/// failure: if it landed first, A must not publish the bit (B's window is neither clean nor
+/// empty); if it landed on the window taken as full, B's failure must clear the bit as it
+/// clears it over any clean window.
+///
+/// Catches: a failure over a clean window per thread that does not clear the bit, as when
+/// such a window never set it (tried: `left_clean` for the window of the whole breaker
+/// only); B's successes are then skipped, and its failure stays in view. Also the plain store
+/// of the model above.
+#[test]
+fn a_threads_failure_on_a_window_taken_as_full_clears_the_quiet_bit() {
+    check_each_order(2, 2, |order| {
+        let (breaker, _clock) = small(|b| b.failure_rate(1.0, 2).per_thread_windows(true));
+        let _ = breaker.config(); // the main thread takes stripe 0 (see the module's docs)
+        spawn_in(
+            order,
+            making_with(&breaker, &[&[S, S], &[F, S, S]], call_through),
+        );
+        let metrics = breaker.metrics();
+        assert_eq!(
+            (metrics.state, metrics.window_failures),
+            (State::Closed, 0),
             "{metrics:?}"
         );
     });

@@ -106,21 +106,27 @@
 //! 9. *Aging without the window word.* In the window of the whole breaker, an owned stripe's
 //!    count is written only by its owner, and only once its generation's window has left
 //!    filling: by an aging success in a dirty window of a generation found current
-//!    (`count_aging_success`), or by one that found the stripe counting that generation
-//!    already (`ages_in_own_stripe`). Filling successes take their numbers on the shared
-//!    stripe (point 2), and a window never fills again within its generation (a
-//!    reconfiguration changes its rules, not its mode). So a success of generation `g` that
-//!    finds its own stripe counting `g` knows, without loading the window word, that `g`'s
-//!    window is dirty, or clean, or that `g` is over; and it adds itself to the count. Dirty,
-//!    that is what the window's own quick path does. Clean, the success is counted where the
-//!    window needed none: as when a success loads the dirty word just before the forgetting
-//!    and is counted after it. Positions only grow by it, and the failure after a clean window
-//!    is placed after it, at least [`forget_after`](Window::forget_after) successes
-//!    past every failure forgotten. Over, the count belongs to a generation that no caller
-//!    of a later one reads (`successes` takes only its own generation's counts). The stripe's
-//!    hint, `quiet_below`, sends the stripe's turn to check down the slow path, which reads
-//!    the window word. With a window per thread, the owner's stripe also numbers its window's
-//!    filling successes, so there the quick path loads the window word first, as before.
+//!    (`count_aging_success`), or by one that found the stripe counting that generation already
+//!    (`ages_in_own_stripe`). Filling successes take their numbers on the shared stripe (point
+//!    2), and a window never fills again within its generation (a reconfiguration changes its
+//!    rules, not its mode). So a success of generation `g` that finds its own stripe counting
+//!    `g` below the stripe's hint knows, without loading the window word, that `g`'s window is
+//!    dirty, or clean, or that `g` is over; and it adds itself to the count. Dirty, that is
+//!    what the window's own quick path does. Clean, the success is counted where the window
+//!    needed none: as when a success loads the dirty word just before the forgetting and is
+//!    counted after it. Positions only grow by it, and the failure after a clean window is
+//!    placed after it, at least [`forget_after`](Window::forget_after) successes past every
+//!    failure forgotten. Over, the count belongs to a generation that no caller of a later one
+//!    reads (`successes` takes only its own generation's counts). The stripe's hint,
+//!    `quiet_below`, sends the stripe's turn to check down the slow path, which reads the
+//!    window word. A window per thread numbers its filling successes on its own stripe, so
+//!    there the count holds `g` while the window fills; what the quick path then asks is the
+//!    hint: each filling success zeroes it after taking its number
+//!    (`no_quiet_successes_while_filling`; only the owner writes it), so that no count of `g`
+//!    is below it until a failure or a forgetting check of the full window sets it again
+//!    (`quiet_until_aged`, `forget_if_aged`). A hint left by an earlier generation lets no count of
+//!    `g` through: the first count of `g` written is a filling success's, which zeroes it, or
+//!    an aging success's, which zeroes it too (`count_aging_success`).
 
 mod per_thread;
 mod ring;
@@ -189,6 +195,17 @@ pub(crate) struct Window {
     counts: Counts,
 }
 
+/// Where a window stands for the state word's quiet bit ([`Window::quiet_standing`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum QuietStanding {
+    /// Clean in the generation asked about.
+    Clean,
+    /// Filling in it, with nothing recorded yet.
+    Empty,
+    /// Anything else: filling with outcomes, dirty, or another generation's.
+    Neither,
+}
+
 /// Whose successes a window counts: every thread's, or one stripe's threads' only (a window
 /// per thread, `per_thread.rs`). Every argument above is about "the stripes" a window counts,
 /// so it holds for either.
@@ -202,8 +219,7 @@ enum Counts {
     OneStripe(u32),
 }
 
-/// The fewest successes after its newest failure at which the window of the whole breaker
-/// forgets it (turns clean), whatever the rules: forgetting is worth its price only when the
+/// The fewest successes after its newest failure at which a window forgets it (turns clean), whatever the rules: forgetting is worth its price only when the
 /// window then stays clean for a while.
 ///
 /// While that window is dirty, each success adds one to its thread's stripe; while it is
@@ -222,10 +238,9 @@ enum Counts {
 /// within 64 successes never pays the round, and one that then stays quiet pays at most 64
 /// dirty successes more than it had to.
 ///
-/// A window per thread forgets as soon as its rules allow: it has no quiet bit, its round is
-/// one compare-and-swap on a word its own thread writes (a swept hung call aside), and a
-/// success in it while clean still costs less than one while dirty (the same measurement:
-/// over 20 calls, 2.9 ns per call forgetting at once, 3.4 waiting for 64).
+/// The same holds for a window per thread, which keeps the quiet bit too, once every window
+/// is clean (`quiet.rs`); before it did, a window per thread forgot as soon as its rules
+/// allowed.
 ///
 /// Forgetting later changes no judgement: a dirty window counts every success, and every rule
 /// judges by positions (above). Under loom, 1, so that the models' windows of a few calls
@@ -302,14 +317,10 @@ impl Window {
     }
 
     /// Successes after the newest failure at which this window forgets it: when no rule can
-    /// see it any more, and for the window of the whole breaker no sooner than
-    /// [`FORGET_NO_SOONER_THAN`].
+    /// see it any more, and no sooner than [`FORGET_NO_SOONER_THAN`].
     #[inline(always)]
     fn forget_after(&self, rules: Rules) -> u32 {
-        match self.counts {
-            Counts::EveryStripe => rules.forget_after().max(FORGET_NO_SOONER_THAN),
-            Counts::OneStripe(_) => rules.forget_after(),
-        }
+        rules.forget_after().max(FORGET_NO_SOONER_THAN)
     }
 
     /// The rules a full window judges by; relaxed (point 6 above).
@@ -420,8 +431,8 @@ impl Window {
     /// [`record_success_slow`](Window::record_success_slow)'s, which the caller calls out of
     /// line, so that the inlined part keeps nothing on the stack for it.
     ///
-    /// For a plain call (one that asked the state word's quiet bit), the window of the whole
-    /// breaker is asked the other way round ([`Windows`]): its own stripe first, then
+    /// For a plain call (one that asked the state word's quiet bit), the window is asked the
+    /// other way round ([`Windows`]): the thread's own stripe first, then
     /// [`is_clean_quickly`](Window::is_clean_quickly).
     #[inline(always)]
     pub(crate) fn record_success_quickly(&self, generation: u32, stripes: &Stripes) -> bool {
@@ -439,8 +450,8 @@ impl Window {
     }
 
     /// Whether the window is clean for `generation` by one load of its word: the rest of the
-    /// quick path of the window of the whole breaker, once
-    /// [`ages_in_own_stripe`](Window::ages_in_own_stripe) has declined.
+    /// stripe-first quick path, once [`ages_in_own_stripe`](Window::ages_in_own_stripe) has
+    /// declined.
     #[inline(always)]
     pub(crate) fn is_clean_quickly(&self, generation: u32) -> bool {
         // Acquire, as in `record_success_quickly`.
@@ -452,9 +463,9 @@ impl Window {
     /// can forget (its count reached `quiet_below`), the stripe counts another generation, or
     /// the thread has no stripe of its own. One unsigned comparison tells the first two:
     /// `count` is the count before this success if the stripe counts `generation`, and 2^32
-    /// or more if not, while `quiet_below` is below 2^32. The window word is not read: for the
-    /// window of the whole breaker, a stripe that counts `generation` says that its window has
-    /// left filling (point 9 above). The stripe is asked for as an `Option`, not a
+    /// or more if not, while `quiet_below` is below 2^32. The window word is not read: a stripe
+    /// that counts `generation` below its hint says that its window has left filling (point 9
+    /// above). The stripe is asked for as an `Option`, not a
     /// `LocalStripe`: the enum's tag would be built and tested here.
     ///
     /// The stripe's turn to check goes out of line: forgetting changes the window, and the
@@ -484,6 +495,52 @@ impl Window {
     /// (`quiet.rs`).
     pub(crate) fn is_clean_in(&self, generation: u32) -> bool {
         WindowWord::is_clean_in(self.word.load(Ordering::Acquire), generation)
+    }
+
+    /// Where this window stands for the state word's quiet bit in `generation` (`quiet.rs`).
+    pub(crate) fn quiet_standing(&self, generation: u32) -> QuietStanding {
+        // Acquire, as in `is_clean_in`.
+        let raw = self.word.load(Ordering::Acquire);
+        if WindowWord::is_clean_in(raw, generation) {
+            QuietStanding::Clean
+        } else if raw == WindowWord::empty(generation, Mode::Filling).0 {
+            QuietStanding::Empty
+        } else {
+            QuietStanding::Neither
+        }
+    }
+
+    /// Whether the window is clean in `generation`, after taking it as full of successes if
+    /// it has recorded nothing in `generation`: from its empty filling word to the clean word
+    /// of `generation`, by a compare-and-swap, so that an outcome that lands first keeps the
+    /// window filling, and one that comes after finds it clean (a failure then clears the
+    /// quiet bit as over any clean window). Only for a window per thread, by the setter of the
+    /// quiet bit (`per_thread.rs`, `are_clean_in`).
+    ///
+    /// An empty word is only ever this generation's if it is alike `empty(generation)`: a
+    /// filling word of a generation that shares the tag starts its ticks elsewhere (`word.rs`,
+    /// `tick_seed`), and every outcome changes the word.
+    pub(crate) fn is_clean_taking_empty_as_full(&self, generation: u32) -> bool {
+        // Acquire, as in `is_clean_in`.
+        let raw = self.word.load(Ordering::Acquire);
+        if WindowWord::is_clean_in(raw, generation) {
+            return true;
+        }
+        let empty = WindowWord::empty(generation, Mode::Filling);
+        if raw != empty.0 {
+            return false;
+        }
+        // AcqRel: a failure that loads the clean word learns of our state load, as it would
+        // of the success that filled or forgot (point 3; `quiet.rs`).
+        match self.word.compare_exchange(
+            raw,
+            empty.cleaned(generation).0,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        ) {
+            Ok(_) => true,
+            Err(seen) => WindowWord::is_clean_in(seen, generation),
+        }
     }
 
     /// Records a success of closed `generation` that
@@ -731,11 +788,11 @@ impl Window {
         is_current: &impl Fn() -> bool,
     ) -> Judgement {
         let tag = generation_tag(generation);
-        let Some(number) =
-            Self::add_shared_success(self.numbering_stripe(stripes), generation, is_current)
-        else {
+        let numbering = self.numbering_stripe(stripes);
+        let Some(number) = Self::add_shared_success(numbering, generation, is_current) else {
             return Judgement::Stale;
         };
+        Self::no_quiet_successes_while_filling(numbering, stripes);
         let backoff = Backoff::new();
         loop {
             let raw = self.word.load(Ordering::Acquire);
@@ -769,6 +826,23 @@ impl Window {
                 };
             }
             backoff.spin();
+        }
+    }
+
+    /// Zeroes the hint of `numbering`, the stripe that numbers this window's filling
+    /// successes, if it is this thread's own: a window per thread's stripe, whose count now
+    /// holds this generation while its window fills. Left as an earlier generation's failure
+    /// set it, the hint would let the owner's next successes age the count on the quick path
+    /// ([`ages_in_own_stripe`](Window::ages_in_own_stripe)) without ticking the window word
+    /// (point 2) or judging the minimum: point 9. Only the owner writes its stripe, and reads
+    /// its own store back: relaxed. With one window the numbering stripe is the shared one,
+    /// which no thread owns.
+    #[inline(always)]
+    fn no_quiet_successes_while_filling(numbering: &Stripe, stripes: &Stripes) {
+        if let Some(own) = stripes.thread_stripe() {
+            if std::ptr::eq(own, numbering) {
+                own.quiet_below.store(0, Ordering::Relaxed);
+            }
         }
     }
 
@@ -1229,8 +1303,15 @@ impl Window {
         }
         let successes = self.successes(generation, stripes);
         if !word.remembers_newest_failure() {
+            // A window per thread that recorded nothing and was taken as full for the quiet
+            // bit (`per_thread.rs`, `are_clean_in`) holds no call of its own.
+            let taken_as_full = matches!(self.counts, Counts::OneStripe(_))
+                && word.failures() == 0
+                && !word.has_wrapped()
+                && successes == 0;
             let calls = match word.mode() {
                 Mode::Filling => successes.min(full),
+                _ if taken_as_full => 0,
                 _ => full,
             };
             return WindowSnapshot {

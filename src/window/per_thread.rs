@@ -40,7 +40,7 @@
 //!   thread's own window directly, and finds the breaker-wide one only when the thread has
 //!   no window there, which declines.
 
-use super::{Judgement, Window, WindowSnapshot};
+use super::{Judgement, QuietStanding, Window, WindowSnapshot};
 use crate::config::Settings;
 use crate::stripes::{LocalStripe, SHARED_INDEX, Stripes};
 use crate::sync::Swappable;
@@ -122,34 +122,30 @@ impl Windows {
     }
 
     /// [`record_success_quickly`](Windows::record_success_quickly) for a success whose caller
-    /// found the state word's quiet bit off: with one window, the window is then nearly
-    /// always dirty (while it is clean the bit keeps successes from coming here at all,
-    /// `quiet.rs`), so this thread's own stripe comes first ([`Window::ages_in_own_stripe`],
-    /// which reads no window word: `mod.rs`, point 9), then the window word, for clean. With
-    /// a window per thread, whose stripe also numbers its filling successes, the window word
-    /// comes first, as there. The same bounds check tells the two kinds apart.
+    /// found the state word's quiet bit off: the window is then nearly always dirty (while it
+    /// is clean the bit keeps successes from coming here at all, `quiet.rs`), so this thread's
+    /// own stripe comes first ([`Window::ages_in_own_stripe`], which reads no window word:
+    /// `mod.rs`, point 9), then the window word of the thread's window, for clean. The same
+    /// for both kinds: with a window per thread, the stripe the thread owns is the one its
+    /// window counts, as with one window it is one of those the window counts.
     ///
     /// Going to the stripe first took the lesson's healthy day over 100 calls from 55.98 to
     /// 42.35 instructions per call (`.ci/instructions`, `lesson100`) and from 3.16 to 2.59 ns
     /// per call (`benches/PERFORMANCE.md`, "A dirty window's success without the window
-    /// word"). A caller that never asks the bit (a permit's own `success`, a breaker that
-    /// counts successes) finds the window clean all day, and the stripe first would only load
-    /// the stripe's count and hint to decline: it takes the other.
+    /// word"); for a window per thread, see "A window per thread's success without its
+    /// window word" there. A caller that never asks the bit (a permit's own `success`, a
+    /// breaker that counts successes) finds the window clean all day, and the stripe first
+    /// would only load the stripe's count and hint to decline: it takes the other.
     #[inline(always)]
     pub(crate) fn record_success_quickly_stripe_first(
         &self,
         generation: u32,
         stripes: &Stripes,
     ) -> bool {
-        match self.per_thread.get(stripes.thread_slot()) {
-            Some(own) => own.record_success_quickly(generation, stripes),
-            // One window (no slot finds a window per thread), or a thread with no window of
-            // its own, for which `whole` declines.
-            None => {
-                Window::ages_in_own_stripe(generation, stripes)
-                    || self.whole.is_clean_quickly(generation)
-            }
-        }
+        // A thread with no window of its own finds the breaker-wide window, which with a
+        // window per thread declines.
+        Window::ages_in_own_stripe(generation, stripes)
+            || self.window_of_slot(stripes).is_clean_quickly(generation)
     }
 
     /// Records a success that [`record_success_quickly`](Windows::record_success_quickly)
@@ -234,17 +230,35 @@ impl Windows {
             .record_failure(settings, generation, stripes, is_current, left_clean)
     }
 
-    /// Whether the state word may say that the window is quiet (`quiet.rs`): only with one
-    /// window. With a window per thread, one thread's clean window says nothing of another's.
-    #[inline(always)]
-    pub(crate) fn can_be_quiet(&self) -> bool {
-        self.per_thread.is_empty()
-    }
-
-    /// Whether the one window of the whole breaker is clean in `generation`; `false` with a
-    /// window per thread.
-    pub(crate) fn is_clean_in(&self, generation: u32) -> bool {
-        self.can_be_quiet() && self.whole.is_clean_in(generation)
+    /// Whether every window in use is clean in `generation`: what the state word's quiet bit
+    /// says (`quiet.rs`), asked by its setter after loading the state word.
+    ///
+    /// With a window per thread, one thread's clean window says nothing of another's, so the
+    /// bit waits for all of them. A window whose threads have recorded nothing in this
+    /// generation would keep the bit off for good with a rate rule (it fills only with calls),
+    /// so once one window is clean and every other is clean or empty, the empty ones are
+    /// taken as full of successes ([`Window::is_clean_taking_empty_as_full`]): a thread that
+    /// comes to a breaker whose callers so far filled their windows clean is judged over a
+    /// full window from its first call, as it would be in one window. Until one window is
+    /// clean (after a closing, every window is empty), each thread's window fills with its own
+    /// calls, and its minimum of calls holds.
+    pub(crate) fn are_clean_in(&self, generation: u32) -> bool {
+        if self.per_thread.is_empty() {
+            return self.whole.is_clean_in(generation);
+        }
+        let mut one_clean = false;
+        for window in &self.per_thread {
+            match window.quiet_standing(generation) {
+                QuietStanding::Clean => one_clean = true,
+                QuietStanding::Empty => {}
+                QuietStanding::Neither => return false,
+            }
+        }
+        one_clean
+            && self
+                .per_thread
+                .iter()
+                .all(|window| window.is_clean_taking_empty_as_full(generation))
     }
 
     /// [`Window::apply`] to every window.
@@ -385,13 +399,9 @@ mod tests {
             }
             let mode = || mode_of_own_window(&windows, &stripes);
             assert_eq!(mode(), Mode::Clean, "per thread: {per_thread}");
-            // A window per thread forgets as soon as its rules allow; the one window no sooner
-            // than `FORGET_NO_SOONER_THAN` successes after its newest failure.
-            let forget_at = if per_thread {
-                4
-            } else {
-                4.max(FORGET_NO_SOONER_THAN)
-            };
+            // Either kind forgets no sooner than `FORGET_NO_SOONER_THAN` successes after its
+            // newest failure.
+            let forget_at = 4.max(FORGET_NO_SOONER_THAN);
             for round in 0..3 {
                 failure();
                 for aged in 1..forget_at {
