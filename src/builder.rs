@@ -195,11 +195,12 @@ impl<C: Clock> Builder<C> {
     ///   (a thread per core), or where a few more failed calls matter less than the time;
     /// - with one thread, nothing changes: the lesson's tables come out the same.
     ///
-    /// A window that has recorded nothing in the current closed generation is taken as full of
-    /// successes once another window is full and clean and every other one is clean or empty
-    /// (the breaker is then quiet, and its healthy call reads nothing but the state word): a
-    /// thread that first calls such a breaker is judged over a full window from its first
-    /// call, without a minimum of calls of its own. Every closing empties every window.
+    /// A window still filling without a failure (empty, or successes alone) is taken as full
+    /// of successes once another window is full and clean and every other one is clean or
+    /// filling so (the breaker is then quiet, and its healthy call reads nothing but the state
+    /// word): a thread whose window had not filled by then, or that first calls the breaker
+    /// after, is judged over a full window, without a minimum of calls of its own. Every
+    /// closing empties every window.
     ///
     /// A thread takes its stripe, and with it its window, at its first call into any breaker,
     /// including reads such as [`Breaker::metrics`](crate::Breaker::metrics) and

@@ -15,11 +15,12 @@
 //! what decides is the word after it, which says the window is clean now.)
 //!
 //! With a window per thread, `q` says that every window is clean: one thread's clean window
-//! says nothing of another's. A window that has recorded nothing in `g` would keep the bit off
-//! for good under a rate rule (it fills only with its threads' calls), so the setter takes
-//! such windows as full of successes once another window is clean (`Windows::are_clean_in`,
-//! `Window::is_clean_taking_empty_as_full`): a compare-and-swap from the empty word of `g` to
-//! the clean one, after which the window is clean like any other. Everything below is about
+//! says nothing of another's. A window that no thread uses any more before it filled would
+//! keep the bit off for good under a rate rule (it fills only with its threads' calls), so
+//! the setter takes every window filling without a failure as full of successes once another
+//! window is clean (`Windows::are_clean_in`, `Window::is_clean_taking_unfailed_as_full`): a
+//! compare-and-swap from that filling word of `g` to the clean one, after which the window is
+//! clean like any other. Everything below is about
 //! each window alone, and holds for every one of them. ("The window" below: each window the
 //! breaker keeps.)
 //!
@@ -40,9 +41,9 @@
 //!
 //! - *Setting* ([`publish_quiet`](Breaker::publish_quiet)): load the state word `s`
 //!   (`Acquire`), check that it is closed in `g` without `q`; load the window word (`Acquire`)
-//!   and check that it is clean in `g` (all 32 bits of `g`), or, for an empty window per
-//!   thread, replace its empty word by the clean one (`AcqRel` CAS, whose read stands for the
-//!   load below); CAS the state word from `s` to `s` with `q` (`AcqRel`).
+//!   and check that it is clean in `g` (all 32 bits of `g`), or, for a window per thread
+//!   filling without a failure, replace its word by the clean one (`AcqRel` CAS, whose read
+//!   stands for the load below); CAS the state word from `s` to `s` with `q` (`AcqRel`).
 //! - *Losing* ([`quiet_lost`](Breaker::quiet_lost)): a failure whose commit (an `AcqRel` CAS on
 //!   the window word) replaced a clean word of `g` then replaces the state word, while it is
 //!   closed in `g`, by the same word without `q` and with the next quiet epoch (a CAS loop,
@@ -99,7 +100,7 @@ impl<C: Clock> Breaker<C> {
     }
 
     /// Sets `q` if the breaker is closed in `generation` and every window is clean in it
-    /// (with a window per thread, taking those that recorded nothing as full).
+    /// (with a window per thread, taking those filling without a failure as full).
     #[cold]
     #[inline(never)]
     pub(crate) fn publish_quiet(&self, generation: u32) {
@@ -285,7 +286,7 @@ mod tests {
     }
 
     #[test]
-    fn a_window_per_thread_with_outcomes_still_filling_keeps_the_word_loud() {
+    fn a_window_per_thread_left_filling_with_successes_alone_is_taken_as_full() {
         let breaker = Breaker::builder()
             .failure_rate(0.5, 4)
             .per_thread_windows(true)
@@ -299,9 +300,36 @@ mod tests {
         });
         succeed(&breaker, 3);
         assert!(
-            !word(&breaker).is_quiet(),
-            "the other thread's window has one call of its four"
+            word(&breaker).is_quiet(),
+            "the other thread's window, one success of four, is taken as full"
         );
+        assert_eq!(
+            breaker.metrics().window_calls,
+            5,
+            "the windows count the calls they recorded, not what they were taken for"
+        );
+    }
+
+    #[test]
+    fn a_window_per_thread_filling_with_a_failure_keeps_the_word_loud() {
+        let breaker = Breaker::builder()
+            .failure_rate(0.5, 4)
+            .per_thread_windows(true)
+            .stripes(64)
+            .build()
+            .expect("valid settings");
+        succeed(&breaker, 1);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let _ = breaker.call(|| Err::<(), _>("refused"));
+            });
+        });
+        succeed(&breaker, 3);
+        assert!(
+            !word(&breaker).is_quiet(),
+            "the other thread's window holds a failure, and fills only with its calls"
+        );
+        assert_eq!(breaker.state(), crate::State::Closed);
     }
 
     #[test]

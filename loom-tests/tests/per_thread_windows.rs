@@ -363,29 +363,29 @@ fn a_reconfiguration_reaches_every_threads_window() {
 }
 
 /// The quiet bit with a window per thread (`src/quiet.rs`, `Windows::are_clean_in`): thread A
-/// fills its window clean with two successes and publishes the bit, which takes every window
-/// that has recorded nothing as full; thread B's first call, a failure, races that, landing
-/// on its empty window (which then holds a failure, and is not taken) or on the window taken
-/// as full. Then B fails again. The main thread holds stripe 0 without recording anything
-/// (its window is empty too, and is taken as full with the others).
+/// fills its window of 3 clean and publishes the bit, which takes every window filling
+/// without a failure as full; thread B's calls, a success and two failures, race that: each
+/// lands on B's filling window (after the success it may still be taken; after a failure it
+/// may not) or on the window taken as full. The rule trips at half of the last 3 calls. The
+/// main thread holds stripe 0 without recording anything (its window is empty, and is taken
+/// as full with the others).
 ///
-/// Checks that B's two failures trip the breaker in every order: its window holds both,
-/// filling (two calls of two, both failed) or full (the last two calls failed).
+/// Checks that B's two failures trip the breaker in every order: its window holds its three
+/// calls, filled (two failures of three) or full (two of the last three).
 ///
-/// Catches: a window taken as full by a plain store after its load found it empty, rather
-/// than a compare-and-swap from the empty word (tried): B's first failure commits between
-/// the two and is overwritten, and B's second one is one failure of the last two, short of
-/// 100 %. Also a setter that takes a window as full when it finds it filling with outcomes,
-/// not only empty (tried: any filling word of the generation, cleaned): B's first failure is
-/// forgotten with it.
+/// Catches: a window taken as full by a plain store after its load found it filling without
+/// a failure, rather than a compare-and-swap from that word (tried): B's first failure
+/// commits between the two and is overwritten, and its second is one failure of the last
+/// three. Also a setter that takes a filling window with a failure as full (tried: the test
+/// for "no failure" left out): B's first failure is forgotten with it.
 #[test]
-fn a_threads_first_failure_races_its_empty_window_being_taken_as_full() {
+fn a_threads_calls_race_its_filling_window_being_taken_as_full() {
     check_each_order(2, 2, |order| {
-        let (breaker, _clock) = small(|b| b.failure_rate(1.0, 2).per_thread_windows(true));
+        let (breaker, _clock) = small(|b| b.failure_rate(0.5, 3).per_thread_windows(true));
         let _ = breaker.config(); // the main thread takes stripe 0 (see the module's docs)
         spawn_in(
             order,
-            making_with(&breaker, &[&[S, S], &[F, F]], call_through),
+            making_with(&breaker, &[&[S, S, S], &[S, F, F]], call_through),
         );
         let metrics = breaker.metrics();
         assert_eq!(
@@ -396,14 +396,15 @@ fn a_threads_first_failure_races_its_empty_window_being_taken_as_full() {
     });
 }
 
-/// As `a_threads_first_failure_races_its_empty_window_being_taken_as_full`, with B's failure
-/// followed by two successes of B through `Breaker::call`, the path that skips the window
-/// while the state word is quiet. Nothing trips (100 % of 2).
+/// As `a_threads_calls_race_its_filling_window_being_taken_as_full`, over 2 calls at 100 %,
+/// B's first call a
+/// failure followed by two successes of B through `Breaker::call`, the path that skips the
+/// window while the state word is quiet. Nothing trips (100 % of 2).
 ///
 /// Checks that B's failure is out of view at the end in every order: B's two successes
 /// followed it in its window. That needs the quiet bit off while B's window holds the
-/// failure: if it landed first, A must not publish the bit (B's window is neither clean nor
-/// empty); if it landed on the window taken as full, B's failure must clear the bit as it
+/// failure: if it landed first, A must not publish the bit (B's window is filling with a
+/// failure); if it landed on the window taken as full, B's failure must clear the bit as it
 /// clears it over any clean window.
 ///
 /// Catches: a failure over a clean window per thread that does not clear the bit, as when

@@ -200,9 +200,9 @@ pub(crate) struct Window {
 pub(crate) enum QuietStanding {
     /// Clean in the generation asked about.
     Clean,
-    /// Filling in it, with nothing recorded yet.
-    Empty,
-    /// Anything else: filling with outcomes, dirty, or another generation's.
+    /// Filling in it, without a failure: empty, or successes alone.
+    Unfailed,
+    /// Anything else: filling with a failure, dirty, or another generation's.
     Neither,
 }
 
@@ -503,43 +503,53 @@ impl Window {
         let raw = self.word.load(Ordering::Acquire);
         if WindowWord::is_clean_in(raw, generation) {
             QuietStanding::Clean
-        } else if raw == WindowWord::empty(generation, Mode::Filling).0 {
-            QuietStanding::Empty
+        } else if Self::is_unfailed_filling(raw, generation) {
+            QuietStanding::Unfailed
         } else {
             QuietStanding::Neither
         }
     }
 
+    /// Whether `raw` is a filling window of `generation` that has recorded no failure. The
+    /// tag is 13 bits; a word whose tag matches is taken as this generation's (point 5 above;
+    /// point 7 makes sure it is).
+    fn is_unfailed_filling(raw: u64, generation: u32) -> bool {
+        let word = WindowWord(raw);
+        word.mode() == Mode::Filling
+            && word.tag() == generation_tag(generation)
+            && word.failures() == 0
+            && !word.has_wrapped()
+    }
+
     /// Whether the window is clean in `generation`, after taking it as full of successes if
-    /// it has recorded nothing in `generation`: from its empty filling word to the clean word
-    /// of `generation`, by a compare-and-swap, so that an outcome that lands first keeps the
-    /// window filling, and one that comes after finds it clean (a failure then clears the
-    /// quiet bit as over any clean window). Only for a window per thread, by the setter of the
-    /// quiet bit (`per_thread.rs`, `are_clean_in`).
-    ///
-    /// An empty word is only ever this generation's if it is alike `empty(generation)`: a
-    /// filling word of a generation that shares the tag starts its ticks elsewhere (`word.rs`,
-    /// `tick_seed`), and every outcome changes the word.
-    pub(crate) fn is_clean_taking_empty_as_full(&self, generation: u32) -> bool {
+    /// it is filling without a failure (empty, or successes alone): from its filling word to
+    /// the clean word of `generation`, by a compare-and-swap, so that an outcome that lands
+    /// first keeps the window as it made it (asked again, a filling success leaves it
+    /// unfailed, a failure does not), and one that comes after finds it clean: a success
+    /// that took its number meanwhile finds the window full and ends, as when another success
+    /// filled it, and a failure clears the quiet bit as over any clean window. Only for a
+    /// window per thread, by the setter of the quiet bit (`per_thread.rs`, `are_clean_in`).
+    pub(crate) fn is_clean_taking_unfailed_as_full(&self, generation: u32) -> bool {
         // Acquire, as in `is_clean_in`.
-        let raw = self.word.load(Ordering::Acquire);
-        if WindowWord::is_clean_in(raw, generation) {
-            return true;
-        }
-        let empty = WindowWord::empty(generation, Mode::Filling);
-        if raw != empty.0 {
-            return false;
-        }
-        // AcqRel: a failure that loads the clean word learns of our state load, as it would
-        // of the success that filled or forgot (point 3; `quiet.rs`).
-        match self.word.compare_exchange(
-            raw,
-            empty.cleaned(generation).0,
-            Ordering::AcqRel,
-            Ordering::Acquire,
-        ) {
-            Ok(_) => true,
-            Err(seen) => WindowWord::is_clean_in(seen, generation),
+        let mut raw = self.word.load(Ordering::Acquire);
+        loop {
+            if WindowWord::is_clean_in(raw, generation) {
+                return true;
+            }
+            if !Self::is_unfailed_filling(raw, generation) {
+                return false;
+            }
+            // AcqRel: a failure that loads the clean word learns of our state load, as it
+            // would of the success that filled or forgot (point 3; `quiet.rs`).
+            match self.word.compare_exchange(
+                raw,
+                WindowWord(raw).cleaned(generation).0,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return true,
+                Err(seen) => raw = seen,
+            }
         }
     }
 
@@ -1303,17 +1313,18 @@ impl Window {
         }
         let successes = self.successes(generation, stripes);
         if !word.remembers_newest_failure() {
-            // A window per thread that recorded nothing and was taken as full for the quiet
-            // bit (`per_thread.rs`, `are_clean_in`) holds no call of its own.
-            let taken_as_full = matches!(self.counts, Counts::OneStripe(_))
-                && word.failures() == 0
-                && !word.has_wrapped()
-                && successes == 0;
-            let calls = match word.mode() {
-                Mode::Filling => successes.min(full),
-                _ if taken_as_full => 0,
+            // A window per thread taken as full for the quiet bit before it filled
+            // (`per_thread.rs`, `are_clean_in`) holds only the calls it recorded.
+            let recorded = match word.mode() {
+                Mode::Clean
+                    if matches!(self.counts, Counts::OneStripe(_)) && !word.has_wrapped() =>
+                {
+                    successes.saturating_add(u32::from(word.failures()))
+                }
+                Mode::Filling => successes,
                 _ => full,
             };
+            let calls = recorded.min(full);
             return WindowSnapshot {
                 failures: 0,
                 calls,

@@ -234,13 +234,14 @@ impl Windows {
     /// says (`quiet.rs`), asked by its setter after loading the state word.
     ///
     /// With a window per thread, one thread's clean window says nothing of another's, so the
-    /// bit waits for all of them. A window whose threads have recorded nothing in this
-    /// generation would keep the bit off for good with a rate rule (it fills only with calls),
-    /// so once one window is clean and every other is clean or empty, the empty ones are
-    /// taken as full of successes ([`Window::is_clean_taking_empty_as_full`]): a thread that
-    /// comes to a breaker whose callers so far filled their windows clean is judged over a
-    /// full window from its first call, as it would be in one window. Until one window is
-    /// clean (after a closing, every window is empty), each thread's window fills with its own
+    /// bit waits for all of them. A window fills only with its own threads' calls, so under a
+    /// rate rule the window of a stripe no thread has used, or of a thread that made a few
+    /// calls and left, would keep the bit off for good. So once one window is clean and every
+    /// other is clean or filling without a failure, those are taken as full of successes
+    /// ([`Window::is_clean_taking_unfailed_as_full`]): a thread whose window has not filled
+    /// when the breaker turns quiet is judged over a full window from then on, as it would be
+    /// in one window, instead of waiting for a minimum of its own. Until one window is clean
+    /// (after a closing, every window is empty), each thread's window fills with its own
     /// calls, and its minimum of calls holds.
     pub(crate) fn are_clean_in(&self, generation: u32) -> bool {
         if self.per_thread.is_empty() {
@@ -250,7 +251,7 @@ impl Windows {
         for window in &self.per_thread {
             match window.quiet_standing(generation) {
                 QuietStanding::Clean => one_clean = true,
-                QuietStanding::Empty => {}
+                QuietStanding::Unfailed => {}
                 QuietStanding::Neither => return false,
             }
         }
@@ -258,7 +259,7 @@ impl Windows {
             && self
                 .per_thread
                 .iter()
-                .all(|window| window.is_clean_taking_empty_as_full(generation))
+                .all(|window| window.is_clean_taking_unfailed_as_full(generation))
     }
 
     /// [`Window::apply`] to every window.
