@@ -170,6 +170,16 @@ mod tests {
             .expect("valid settings")
     }
 
+    /// A window per thread, and enough stripes that every thread here has one of its own.
+    fn per_thread_rate_over_4() -> Breaker {
+        Breaker::builder()
+            .failure_rate(0.5, 4)
+            .per_thread_windows(true)
+            .stripes(64)
+            .build()
+            .expect("valid settings")
+    }
+
     fn succeed(breaker: &Breaker, calls: usize) {
         for _ in 0..calls {
             breaker.call(|| Ok::<_, ()>(())).expect("closed");
@@ -236,7 +246,7 @@ mod tests {
         let breaker = Breaker::builder()
             .consecutive_failures(2)
             .per_thread_windows(true)
-            .stripes(64) // a window of its own for each thread here
+            .stripes(64) // a window of its own for each thread here, as below
             .build()
             .expect("valid settings");
         assert!(word(&breaker).is_quiet(), "no window to fill");
@@ -260,12 +270,7 @@ mod tests {
 
     #[test]
     fn a_window_per_thread_takes_the_windows_no_one_used_as_full_once_one_fills_clean() {
-        let breaker = Breaker::builder()
-            .failure_rate(0.5, 4)
-            .per_thread_windows(true)
-            .stripes(64)
-            .build()
-            .expect("valid settings");
+        let breaker = per_thread_rate_over_4();
         succeed(&breaker, 3);
         assert!(!word(&breaker).is_quiet(), "filling");
         succeed(&breaker, 1);
@@ -287,12 +292,7 @@ mod tests {
 
     #[test]
     fn a_window_per_thread_left_filling_with_successes_alone_is_taken_as_full() {
-        let breaker = Breaker::builder()
-            .failure_rate(0.5, 4)
-            .per_thread_windows(true)
-            .stripes(64)
-            .build()
-            .expect("valid settings");
+        let breaker = per_thread_rate_over_4();
         // This thread's first call takes its slot, so that the other thread's is another.
         succeed(&breaker, 1);
         std::thread::scope(|s| {
@@ -312,12 +312,7 @@ mod tests {
 
     #[test]
     fn a_window_per_thread_filling_with_a_failure_keeps_the_word_loud() {
-        let breaker = Breaker::builder()
-            .failure_rate(0.5, 4)
-            .per_thread_windows(true)
-            .stripes(64)
-            .build()
-            .expect("valid settings");
+        let breaker = per_thread_rate_over_4();
         succeed(&breaker, 1);
         std::thread::scope(|s| {
             s.spawn(|| {

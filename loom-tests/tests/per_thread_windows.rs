@@ -380,14 +380,7 @@ fn a_reconfiguration_reaches_every_threads_window() {
 /// for "no failure" left out): B's first failure is forgotten with it.
 #[test]
 fn a_threads_calls_race_its_filling_window_being_taken_as_full() {
-    check_each_order(2, 2, |order| {
-        let (breaker, _clock) = small(|b| b.failure_rate(0.5, 3).per_thread_windows(true));
-        let _ = breaker.config(); // the main thread takes stripe 0 (see the module's docs)
-        spawn_in(
-            order,
-            making_with(&breaker, &[&[S, S, S], &[S, F, F]], call_through),
-        );
-        let metrics = breaker.metrics();
+    race_a_window_taken_as_full((0.5, 3), &[&[S, S, S], &[S, F, F]], |metrics| {
         assert_eq!(
             (metrics.state, metrics.openings),
             (State::Open, 1),
@@ -397,9 +390,8 @@ fn a_threads_calls_race_its_filling_window_being_taken_as_full() {
 }
 
 /// As `a_threads_calls_race_its_filling_window_being_taken_as_full`, over 2 calls at 100 %,
-/// B's first call a
-/// failure followed by two successes of B through `Breaker::call`, the path that skips the
-/// window while the state word is quiet. Nothing trips (100 % of 2).
+/// B's first call a failure followed by two successes of B through `Breaker::call`, the path
+/// that skips the window while the state word is quiet. Nothing trips (100 % of 2).
 ///
 /// Checks that B's failure is out of view at the end in every order: B's two successes
 /// followed it in its window. That needs the quiet bit off while B's window holds the
@@ -413,18 +405,30 @@ fn a_threads_calls_race_its_filling_window_being_taken_as_full() {
 /// of the model above.
 #[test]
 fn a_threads_failure_on_a_window_taken_as_full_clears_the_quiet_bit() {
-    check_each_order(2, 2, |order| {
-        let (breaker, _clock) = small(|b| b.failure_rate(1.0, 2).per_thread_windows(true));
-        let _ = breaker.config(); // the main thread takes stripe 0 (see the module's docs)
-        spawn_in(
-            order,
-            making_with(&breaker, &[&[S, S], &[F, S, S]], call_through),
-        );
-        let metrics = breaker.metrics();
+    race_a_window_taken_as_full((1.0, 2), &[&[S, S], &[F, S, S]], |metrics| {
         assert_eq!(
             (metrics.state, metrics.window_failures),
             (State::Closed, 0),
             "{metrics:?}"
         );
+    });
+}
+
+/// The two models above: a window per thread with a rate rule of `(threshold, window)`;
+/// thread A makes the first entry of `threads`' calls, which fill its window clean, and thread
+/// B the second's, each through `Breaker::call`, in both spawn orders; `check` judges the
+/// metrics at the end. The main thread takes stripe 0 without recording (see the module's
+/// docs).
+fn race_a_window_taken_as_full(
+    (threshold, window): (f64, usize),
+    threads: &'static [&'static [Call]],
+    check: fn(&hotbreaker::Metrics),
+) {
+    check_each_order(2, 2, move |order| {
+        let (breaker, _clock) =
+            small(|b| b.failure_rate(threshold, window).per_thread_windows(true));
+        let _ = breaker.config();
+        spawn_in(order, making_with(&breaker, threads, call_through));
+        check(&breaker.metrics());
     });
 }
