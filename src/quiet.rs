@@ -15,14 +15,13 @@
 //! what decides is the word after it, which says the window is clean now.)
 //!
 //! With a window per thread, `q` says that every window is clean: one thread's clean window
-//! says nothing of another's. A window that no thread uses any more before it filled would
-//! keep the bit off for good under a rate rule (it fills only with its threads' calls), so
-//! the setter takes every window filling without a failure as full of successes once another
-//! window is clean (`Windows::are_clean_in`, `Window::is_clean_taking_unfailed_as_full`): a
+//! says nothing of another's. A window that no thread uses any more before it filled would keep
+//! the bit off for good under a rate rule (it fills only with its threads' calls), so the
+//! setter takes every window filling without a failure as full of successes once another window
+//! is clean (`Windows::are_clean_in`, `Window::is_clean_taking_unfailed_as_full`): a
 //! compare-and-swap from that filling word of `g` to the clean one, after which the window is
-//! clean like any other. Everything below is about
-//! each window alone, and holds for every one of them. ("The window" below: each window the
-//! breaker keeps.)
+//! clean like any other. Everything below is about each window alone, and holds for every one
+//! of them. ("The window" below: each window the breaker keeps.)
 //!
 //! # The invariant
 //!

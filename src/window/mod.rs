@@ -124,9 +124,9 @@
 //!    hint: each filling success zeroes it after taking its number
 //!    (`no_quiet_successes_while_filling`; only the owner writes it), so that no count of `g`
 //!    is below it until a failure or a forgetting check of the full window sets it again
-//!    (`quiet_until_aged`, `forget_if_aged`). A hint left by an earlier generation lets no count of
-//!    `g` through: the first count of `g` written is a filling success's, which zeroes it, or
-//!    an aging success's, which zeroes it too (`count_aging_success`).
+//!    (`quiet_until_aged`, `forget_if_aged`). A hint left by an earlier generation lets no
+//!    count of `g` through: the first count of `g` written is a filling success's, which zeroes
+//!    it, or an aging success's, which zeroes it too (`count_aging_success`).
 
 mod per_thread;
 mod ring;
@@ -219,8 +219,9 @@ enum Counts {
     OneStripe(u32),
 }
 
-/// The fewest successes after its newest failure at which a window forgets it (turns clean), whatever the rules: forgetting is worth its price only when the
-/// window then stays clean for a while.
+/// The fewest successes after its newest failure at which a window forgets it (turns clean),
+/// whatever the rules: forgetting is worth its price only when the window then stays clean for
+/// a while.
 ///
 /// While that window is dirty, each success adds one to its thread's stripe; while it is
 /// clean, a success costs nothing (the state word's quiet bit, `quiet.rs`). But turning clean
