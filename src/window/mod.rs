@@ -1299,6 +1299,22 @@ impl Window {
         failures
     }
 
+    /// The calls the window holds, for the metrics: while it fills, the calls it recorded;
+    /// once full, its length. A window per thread holds the calls it recorded up to its
+    /// length in every mode, so that one taken as full for the quiet bit before it filled
+    /// (`per_thread.rs`, `are_clean_in`) counts its own calls, not the successes it was taken
+    /// to hold. (Every failure of a generation is within that many calls of the newest, so the
+    /// failures in view come out the same.)
+    fn calls_held(&self, word: WindowWord, successes: u32, full: u32) -> u32 {
+        let recorded = successes.saturating_add(u32::from(word.failures()));
+        let per_thread = matches!(self.counts, Counts::OneStripe(_)) && !word.has_wrapped();
+        if word.mode() == Mode::Filling || per_thread {
+            recorded.min(full)
+        } else {
+            full
+        }
+    }
+
     /// What the window holds now.
     pub(crate) fn snapshot(
         &self,
@@ -1313,19 +1329,8 @@ impl Window {
             return WindowSnapshot::default();
         }
         let successes = self.successes(generation, stripes);
+        let calls = self.calls_held(word, successes, full);
         if !word.remembers_newest_failure() {
-            // A window per thread taken as full for the quiet bit before it filled
-            // (`per_thread.rs`, `are_clean_in`) holds only the calls it recorded.
-            let recorded = match word.mode() {
-                Mode::Clean
-                    if matches!(self.counts, Counts::OneStripe(_)) && !word.has_wrapped() =>
-                {
-                    successes.saturating_add(u32::from(word.failures()))
-                }
-                Mode::Filling => successes,
-                _ => full,
-            };
-            let calls = recorded.min(full);
             return WindowSnapshot {
                 failures: 0,
                 calls,
@@ -1333,10 +1338,6 @@ impl Window {
             };
         }
         let recorded = u32::from(word.failures());
-        let calls = match word.mode() {
-            Mode::Filling => successes.wrapping_add(recorded).min(full),
-            _ => full,
-        };
         // Walk back from the newest failure. For the failure `back` places before it, the
         // outcomes recorded since (itself included) are its distance from the next position.
         let distance =
