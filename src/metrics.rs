@@ -57,8 +57,10 @@ pub struct Metrics {
     /// windows.
     pub window_failures: u32,
     /// While closed: calls in the failure-rate window (at most its size); with
-    /// [`per_thread_windows`](crate::Builder::per_thread_windows), summed over the threads'
-    /// windows, so up to the window size times the windows in use.
+    /// [`per_thread_windows`](crate::Builder::per_thread_windows), the calls each thread's
+    /// window recorded (at most its size), summed over the windows, so up to the window size
+    /// times the windows in use. A window taken as full of successes when the breaker turned
+    /// quiet counts only the calls it recorded.
     pub window_calls: u32,
     /// While closed: failures since the last success; with
     /// [`per_thread_windows`](crate::Builder::per_thread_windows), the longest run of any
