@@ -132,8 +132,8 @@ impl Windows {
     /// Going to the stripe first took the lesson's healthy day over 100 calls from 55.98 to
     /// 42.35 instructions per call (`.ci/instructions`, `lesson100`) and from 3.16 to 2.59 ns
     /// per call (`benches/PERFORMANCE.md`, "A dirty window's success without the window
-    /// word"); for a window per thread, see "A window per thread's success without its
-    /// window word" there. A caller that never asks the bit (a permit's own `success`, a
+    /// word"); for a window per thread, see "A window per thread: its stripe first, and the
+    /// quiet bit" there. A caller that never asks the bit (a permit's own `success`, a
     /// breaker that counts successes) finds the window clean all day, and the stripe first
     /// would only load the stripe's count and hint to decline: it takes the other.
     #[inline(always)]
