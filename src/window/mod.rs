@@ -504,22 +504,11 @@ impl Window {
         let raw = self.word.load(Ordering::Acquire);
         if WindowWord::is_clean_in(raw, generation) {
             QuietStanding::Clean
-        } else if Self::is_unfailed_filling(raw, generation) {
+        } else if WindowWord::is_unfailed_filling_for(raw, generation) {
             QuietStanding::Unfailed
         } else {
             QuietStanding::Neither
         }
-    }
-
-    /// Whether `raw` is a filling window of `generation` that has recorded no failure. The
-    /// tag is 13 bits; a word whose tag matches is taken as this generation's (point 5 above;
-    /// point 7 makes sure it is).
-    fn is_unfailed_filling(raw: u64, generation: u32) -> bool {
-        let word = WindowWord(raw);
-        word.mode() == Mode::Filling
-            && word.tag() == generation_tag(generation)
-            && word.failures() == 0
-            && !word.has_wrapped()
     }
 
     /// Whether the window is clean in `generation`, after taking it as full of successes if
@@ -537,7 +526,7 @@ impl Window {
             if WindowWord::is_clean_in(raw, generation) {
                 return true;
             }
-            if !Self::is_unfailed_filling(raw, generation) {
+            if !WindowWord::is_unfailed_filling_for(raw, generation) {
                 return false;
             }
             // AcqRel: a failure that loads the clean word learns of our state load, as it
@@ -1307,8 +1296,9 @@ impl Window {
     /// failures in view come out the same.)
     fn calls_held(&self, word: WindowWord, successes: u32, full: u32) -> u32 {
         let recorded = successes.saturating_add(u32::from(word.failures()));
-        let per_thread = matches!(self.counts, Counts::OneStripe(_)) && !word.has_wrapped();
-        if word.mode() == Mode::Filling || per_thread {
+        // A wrapped failure count no longer says how many calls were recorded.
+        let counts_recorded = matches!(self.counts, Counts::OneStripe(_)) && !word.has_wrapped();
+        if word.mode() == Mode::Filling || counts_recorded {
             recorded.min(full)
         } else {
             full

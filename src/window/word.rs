@@ -126,6 +126,16 @@ impl WindowWord {
             == (Mode::Dirty as u64) << (MODE_SHIFT - GENERATION_SHIFT) | Self::clean_key(generation)
     }
 
+    /// Whether `raw` is a filling window of `generation` that has recorded no failure (empty,
+    /// or successes alone): its top 32 bits (mode, tag, wrapped, failures) are those of the
+    /// empty filling word, one comparison as for the two above. Only the 13-bit tag says which
+    /// generation: a word whose tag matches is taken as this generation's (`mod.rs`, points 5
+    /// and 7).
+    #[inline(always)]
+    pub(super) fn is_unfailed_filling_for(raw: u64, generation: u32) -> bool {
+        raw >> FAILURES_SHIFT == Self::empty(generation, Mode::Filling).0 >> FAILURES_SHIFT
+    }
+
     pub(super) fn mode(self) -> Mode {
         match self.0 >> MODE_SHIFT {
             0 => Mode::Clean,
