@@ -27,6 +27,7 @@ mod contended;
 mod contenders;
 mod paired;
 mod pinning;
+mod repeat;
 mod report;
 mod scenarios;
 

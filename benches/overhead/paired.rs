@@ -18,9 +18,10 @@ use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::calls::{LessonDay, succeed};
+use crate::calls::LessonDay;
 use crate::contenders::{Bare, Guard, Hot, HotPerThread, Recloser};
 use crate::pinning;
+use crate::repeat::{Healthy, repeat};
 
 /// Calls per block: long enough that reading the clock around it costs nothing measurable.
 const BLOCK: u64 = 10_000;
@@ -52,8 +53,8 @@ pub struct Measured {
 }
 
 /// Times `baseline` and `subject` in alternating blocks on `threads` threads. Each is a maker
-/// that each thread calls with its index, for a closure that runs one call (and may keep
-/// that thread's state, such as where it is in the lesson's pattern). The first block of
+/// that each thread calls with its index, for a closure that makes one block of [`BLOCK`]
+/// calls (and may keep that thread's state, such as where it is in the lesson's pattern). The first block of
 /// each pair alternates too, so that neither always runs second. The threads start every
 /// block together (a barrier between blocks, outside the timing): two threads on one breaker
 /// contend for all of its block, even when the other path's blocks take far longer. The
@@ -168,13 +169,10 @@ impl SpinBarrier {
     }
 }
 
-/// ns per call over one block.
-#[inline(never)]
-fn block(call: &mut impl FnMut()) -> f64 {
+/// ns per call over one block, which `calls` makes ([`BLOCK`] calls).
+fn block(calls: &mut impl FnMut()) -> f64 {
     let start = Instant::now();
-    for _ in 0..BLOCK {
-        call();
-    }
+    calls();
     start.elapsed().as_nanos() as f64 / BLOCK as f64
 }
 
@@ -210,14 +208,12 @@ fn rejection_pair<H: Guard + Sync>(threads: usize) -> Pair {
         threads,
         |_| {
             || {
-                black_box(clock.raw());
+                for _ in 0..BLOCK {
+                    black_box(clock.raw());
+                }
             }
         },
-        |_| {
-            || {
-                black_box(open.run(succeed));
-            }
-        },
+        |_| || repeat(&open, &mut Healthy, BLOCK),
     );
     Pair {
         label: "(c) open: rejection",
@@ -235,16 +231,8 @@ fn healthy_pair<H: Guard + Sync>(threads: usize) -> Pair {
     let healthy = H::with_window(100);
     let (baseline, subject, measured) = measure(
         threads,
-        |_| {
-            || {
-                black_box(Bare.run(succeed));
-            }
-        },
-        |_| {
-            || {
-                black_box(healthy.run(succeed));
-            }
-        },
+        |_| || repeat(&Bare, &mut Healthy, BLOCK),
+        |_| || repeat(&healthy, &mut Healthy, BLOCK),
     );
     Pair {
         label: "(a) healthy: no failures",
@@ -270,16 +258,12 @@ fn lesson_pair<G: Guard + Sync, H: Guard + Sync>(
         |thread| {
             let mut day = LessonDay::new(thread);
             let peer = &peer;
-            move || {
-                black_box(peer.run(|| day.next()));
-            }
+            move || repeat(peer, &mut day, BLOCK)
         },
         |thread| {
             let mut day = LessonDay::new(thread);
             let hot = &hot;
-            move || {
-                black_box(hot.run(|| day.next()));
-            }
+            move || repeat(hot, &mut day, BLOCK)
         },
     );
     Pair {

@@ -10,6 +10,7 @@ use hotbreaker::{Breaker, ManualClock};
 use crate::calls::{LessonDay, MostlyFailing, succeed};
 use crate::contended;
 use crate::contenders::{Bare, BreakerCrate, Failsafe, Guard, Hot, HotPerThread, Naive, Recloser};
+use crate::repeat::{Healthy, repeat, time_repeated};
 
 /// Runs `$f::<G>($args)` for every contender, in the report's column order.
 macro_rules! for_each_contender {
@@ -46,16 +47,16 @@ fn configure(group: &mut BenchmarkGroup<'_, WallTime>) {
 pub fn healthy(c: &mut Criterion) {
     fn one<G: Guard>(group: &mut BenchmarkGroup<'_, WallTime>) {
         let guard = G::with_window(100);
-        group.bench_function(G::NAME, |b| b.iter(|| guard.run(succeed)));
+        group.bench_function(G::NAME, |b| {
+            b.iter_custom(|iters| time_repeated(&guard, &mut Healthy, iters))
+        });
     }
     fn two<G: Guard>(group: &mut BenchmarkGroup<'_, WallTime>) {
         let guard = G::with_window(100);
         group.bench_function(G::NAME, |b| {
             b.iter_custom(|iters| {
                 contended::run(iters, claim_slot, |_, iters| {
-                    for _ in 0..iters {
-                        black_box(guard.run(succeed));
-                    }
+                    repeat(&guard, &mut Healthy, iters)
                 })
             })
         });
@@ -71,9 +72,7 @@ pub fn healthy(c: &mut Criterion) {
     group.bench_function(APART, |b| {
         b.iter_custom(|iters| {
             contended::run(iters, claim_slot, |thread, iters| {
-                for _ in 0..iters {
-                    black_box(apart[thread].run(succeed));
-                }
+                repeat(&apart[thread], &mut Healthy, iters)
             })
         })
     });
@@ -85,7 +84,9 @@ pub fn lesson(c: &mut Criterion, window: u32) {
     fn one<G: Guard>(group: &mut BenchmarkGroup<'_, WallTime>, window: u32) {
         let guard = G::with_window(window);
         let mut day = LessonDay::new(0);
-        group.bench_function(G::NAME, |b| b.iter(|| guard.run(|| day.next())));
+        group.bench_function(G::NAME, |b| {
+            b.iter_custom(|iters| time_repeated(&guard, &mut day, iters))
+        });
     }
     fn two<G: Guard>(group: &mut BenchmarkGroup<'_, WallTime>, window: u32) {
         let guard = G::with_window(window);
@@ -93,9 +94,7 @@ pub fn lesson(c: &mut Criterion, window: u32) {
             b.iter_custom(|iters| {
                 contended::run(iters, claim_slot, |thread, iters| {
                     let mut day = LessonDay::new(thread);
-                    for _ in 0..iters {
-                        black_box(guard.run(|| day.next()));
-                    }
+                    repeat(&guard, &mut day, iters)
                 })
             })
         });
@@ -112,9 +111,7 @@ pub fn lesson(c: &mut Criterion, window: u32) {
         b.iter_custom(|iters| {
             contended::run(iters, claim_slot, |thread, iters| {
                 let mut day = LessonDay::new(thread);
-                for _ in 0..iters {
-                    black_box(apart[thread].run(|| day.next()));
-                }
+                repeat(&apart[thread], &mut day, iters)
             })
         })
     });
@@ -127,7 +124,9 @@ pub fn rejection(c: &mut Criterion) {
     fn one<G: Guard>(group: &mut BenchmarkGroup<'_, WallTime>) {
         let guard = G::with_window(20);
         guard.trip();
-        group.bench_function(G::NAME, |b| b.iter(|| guard.run(succeed)));
+        group.bench_function(G::NAME, |b| {
+            b.iter_custom(|iters| time_repeated(&guard, &mut Healthy, iters))
+        });
     }
     fn two<G: Guard>(group: &mut BenchmarkGroup<'_, WallTime>) {
         let guard = G::with_window(20);
@@ -135,9 +134,7 @@ pub fn rejection(c: &mut Criterion) {
         group.bench_function(G::NAME, |b| {
             b.iter_custom(|iters| {
                 contended::run(iters, claim_slot, |_, iters| {
-                    for _ in 0..iters {
-                        black_box(guard.run(succeed));
-                    }
+                    repeat(&guard, &mut Healthy, iters)
                 })
             })
         });
@@ -157,9 +154,7 @@ pub fn rejection(c: &mut Criterion) {
     group.bench_function(APART, |b| {
         b.iter_custom(|iters| {
             contended::run(iters, claim_slot, |thread, iters| {
-                for _ in 0..iters {
-                    black_box(apart[thread].run(succeed));
-                }
+                repeat(&apart[thread], &mut Healthy, iters)
             })
         })
     });
