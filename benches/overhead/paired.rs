@@ -52,17 +52,16 @@ pub struct Measured {
     pub over_baseline_plus_2: f64,
 }
 
-/// Times `baseline` and `subject` in alternating blocks on `threads` threads. Each is a maker
-/// that each thread calls with its index, for a closure that makes one block of [`BLOCK`]
-/// calls (and may keep that thread's state, such as where it is in the lesson's pattern). The first block of
-/// each pair alternates too, so that neither always runs second. The threads start every
-/// block together (a barrier between blocks, outside the timing): two threads on one breaker
-/// contend for all of its block, even when the other path's blocks take far longer. The
-/// barrier spins: one that puts a thread to sleep wakes it some 30 µs late on this machine,
-/// about as long as a block of fast calls, and the two threads' blocks then hardly overlapped
-/// (a helper's probe, 2026-12-01: median overlap 0 with `std::sync::Barrier`, 0.92-1.0 with
-/// spinning), which measured two threads as one. On two threads, each is pinned to a CPU of
-/// its own (`pinning.rs`).
+/// Times `baseline` and `subject` in alternating blocks on `threads` threads. Each is a maker that
+/// each thread calls with its index, for a closure that makes one block of [`BLOCK`] calls (and may
+/// keep that thread's state, such as where it is in the lesson's pattern). The first block of each
+/// pair alternates too, so that neither always runs second. The threads start every block together
+/// (a barrier between blocks, outside the timing): two threads on one breaker contend for all of
+/// its block, even when the other path's blocks take far longer. The barrier spins: one that puts a
+/// thread to sleep wakes it some 30 µs late on this machine, about as long as a block of fast
+/// calls, and the two threads' blocks then hardly overlapped (a helper's probe, 2026-12-01: median
+/// overlap 0 with `std::sync::Barrier`, 0.92-1.0 with spinning), which measured two threads as one.
+/// On two threads, each is pinned to a CPU of its own (`pinning.rs`).
 fn measure<B: FnMut(), S: FnMut()>(
     threads: usize,
     baseline: impl Fn(usize) -> B + Sync,
