@@ -269,6 +269,42 @@ mod tests {
     }
 
     #[test]
+    fn an_unfailed_filling_word_is_told_by_mode_tag_wrapped_bit_and_failures() {
+        let empty = WindowWord::empty(9, Mode::Filling);
+        assert!(WindowWord::is_unfailed_filling_for(empty.0, 9));
+        assert!(
+            WindowWord::is_unfailed_filling_for(empty.with_tick().with_tick().0, 9),
+            "successes alone leave it unfailed"
+        );
+        assert!(
+            WindowWord::is_unfailed_filling_for(empty.0, 9 + (1 << GENERATION_BITS)),
+            "only the tag says which generation"
+        );
+        assert!(!WindowWord::is_unfailed_filling_for(empty.0, 10));
+        assert!(!WindowWord::is_unfailed_filling_for(
+            empty.with_failure(2, Mode::Filling).0,
+            9
+        ));
+        assert!(!WindowWord::is_unfailed_filling_for(
+            WindowWord::empty(9, Mode::Clean).0,
+            9
+        ));
+        assert!(!WindowWord::is_unfailed_filling_for(
+            WindowWord::empty(9, Mode::Dirty).0,
+            9
+        ));
+        let mut wrapped = empty;
+        for _ in 0..=u16::MAX as u32 {
+            wrapped = wrapped.with_failure(0, Mode::Filling);
+        }
+        assert_eq!((wrapped.failures(), wrapped.has_wrapped()), (0, true));
+        assert!(
+            !WindowWord::is_unfailed_filling_for(wrapped.0, 9),
+            "2^16 failures read as none in the field, but the wrapped bit says otherwise"
+        );
+    }
+
+    #[test]
     fn failures_and_ticks_keep_each_other() {
         let word = WindowWord::empty(3, Mode::Filling)
             .with_tick()
