@@ -1,5 +1,6 @@
 //! Where the two-thread time of a day with scattered failures goes: who pays, the thread that
-//! fails or the one that only succeeds, and what one cache-line transfer costs here.
+//! fails or the one that only succeeds, what one cache-line transfer costs here, and the least
+//! any window shared by two threads could cost on the same day (`floor.rs`).
 //!
 //! ```sh
 //! cargo bench --bench contention
@@ -12,7 +13,8 @@
 //! every 40th of its calls (the lesson's 2.5 %). Each thread is pinned to a CPU of its own
 //! (`overhead/pinning.rs`), so that the two run at once.
 
-#[path = "overhead/pinning.rs"]
+mod floor;
+#[path = "../overhead/pinning.rs"]
 mod pinning;
 
 use std::hint::black_box;
@@ -140,8 +142,17 @@ fn main() {
     let windows = [20, 100];
     let mut results = vec![[Vec::new(), Vec::new()]; SCENARIOS.len() * windows.len()];
     let mut transfers = Vec::new();
+    // Per sketch: both threads on one sketched window, then one each.
+    let mut floors = vec![[Vec::new(), Vec::new()]; floor::Sketch::ALL.len() * 2];
     for _ in 0..ROUNDS {
         transfers.push(transfer());
+        for (k, &sketch) in floor::Sketch::ALL.iter().enumerate() {
+            for (s, shared) in [true, false].into_iter().enumerate() {
+                let [t0, t1] = floor::run(sketch, shared, CALLS, FAIL_EVERY);
+                floors[k * 2 + s][0].push(t0);
+                floors[k * 2 + s][1].push(t1);
+            }
+        }
         for (w, &window) in windows.iter().enumerate() {
             for (s, scenario) in SCENARIOS.iter().enumerate() {
                 let [t0, t1] = run(scenario, window);
@@ -164,6 +175,23 @@ fn main() {
             println!(
                 "| {window} | {} | {:.2} | {:.2} |",
                 scenario.name,
+                median(t0),
+                median(t1)
+            );
+        }
+    }
+    println!();
+    println!("The least a window shared by the two threads costs: sketches of the traffic");
+    println!("between them, and nothing else a window does (contention/floor.rs), same rounds:");
+    println!();
+    println!("| sketch | windows | thread 0 | thread 1 |");
+    println!("|---|---|---:|---:|");
+    for (k, sketch) in floor::Sketch::ALL.iter().enumerate() {
+        for (s, windows) in ["one for both", "one each"].iter().enumerate() {
+            let [t0, t1] = floors[k * 2 + s].clone();
+            println!(
+                "| {} | {windows} | {:.2} | {:.2} |",
+                sketch.name(),
                 median(t0),
                 median(t1)
             );
