@@ -315,8 +315,37 @@ fn others(out: &mut String, m: &Medians) {
     }
 }
 
+/// One row of the goals table.
+struct GoalRow {
+    /// Whose goal it is: the contender's name.
+    subject: &'static str,
+    goal: String,
+    measured: Option<f64>,
+    limit: String,
+    /// `None` where the limit could not be worked out (its baseline was not measured).
+    holds: Option<bool>,
+}
+
+impl GoalRow {
+    fn new(
+        subject: &'static str,
+        goal: String,
+        measured: Option<f64>,
+        limit: String,
+        holds: Option<bool>,
+    ) -> Self {
+        GoalRow {
+            subject,
+            goal,
+            measured,
+            limit,
+            holds,
+        }
+    }
+}
+
 fn goals(out: &mut String, m: &Medians, pairs: &[Pair]) {
-    let mut rows: Vec<(String, Option<f64>, String, Option<bool>)> = Vec::new();
+    let mut rows: Vec<GoalRow> = Vec::new();
     let bare = |g: &str| m.get(g, Bare::NAME);
     for name in [Hot::NAME, HotPerThread::NAME] {
         let hot = |g: &str| m.get(g, name);
@@ -324,7 +353,8 @@ fn goals(out: &mut String, m: &Medians, pairs: &[Pair]) {
         for (suffix, threads) in THREADS {
             let g = format!("healthy_{suffix}");
             let d = over_bare(&g);
-            rows.push((
+            rows.push(GoalRow::new(
+                name,
                 format!("(a) healthy, {threads} thread(s): {name} − bare"),
                 d,
                 "≤ 0.5 ns".into(),
@@ -335,7 +365,8 @@ fn goals(out: &mut String, m: &Medians, pairs: &[Pair]) {
             for (suffix, threads) in THREADS {
                 let g = format!("lesson{window}_{suffix}");
                 let limit = if threads == "1" { 3.0 } else { 5.0 };
-                rows.push((
+                rows.push(GoalRow::new(
+                    name,
                     format!("(b) 2.5 %, window {window}, {threads} thread(s): {name} per call"),
                     hot(&g),
                     format!("≤ {limit} ns"),
@@ -343,7 +374,8 @@ fn goals(out: &mut String, m: &Medians, pairs: &[Pair]) {
                 ));
                 let speedup = m.get(&g, Recloser::NAME).zip(hot(&g)).map(|(r, h)| r / h);
                 let wanted = if threads == "1" { 5.0 } else { 50.0 };
-                rows.push((
+                rows.push(GoalRow::new(
+                    name,
                     format!("(b) 2.5 %, window {window}, {threads} thread(s): recloser ÷ {name}"),
                     speedup,
                     format!("≥ {wanted}x"),
@@ -372,7 +404,8 @@ fn goals(out: &mut String, m: &Medians, pairs: &[Pair]) {
                 "≤ 1.5 × (raw read + 2 ns)".to_string(),
             )
         };
-        rows.push((
+        rows.push(GoalRow::new(
+            name,
             format!("(c) rejection, {threads} thread(s): {name}"),
             hot(&g),
             match limit {
@@ -389,7 +422,8 @@ fn goals(out: &mut String, m: &Medians, pairs: &[Pair]) {
         if pair.baseline_name == Recloser::NAME {
             let speedup = pair.measured.speedup;
             let wanted = if one_thread { 5.0 } else { 50.0 };
-            rows.push((
+            rows.push(GoalRow::new(
+                name,
                 format!(
                     "(b) 2.5 %, window {window}, {} thread(s): recloser ÷ {name}, paired",
                     pair.threads
@@ -400,7 +434,8 @@ fn goals(out: &mut String, m: &Medians, pairs: &[Pair]) {
             ));
         } else {
             let limit = if one_thread { 3.0 } else { 5.0 };
-            rows.push((
+            rows.push(GoalRow::new(
+                name,
                 format!(
                     "(b) 2.5 %, window {window}, {} thread(s): {name} per call, paired",
                     pair.threads
@@ -441,7 +476,8 @@ fn goals(out: &mut String, m: &Medians, pairs: &[Pair]) {
         } else {
             format!("rejection, {name} ÷ (raw read + 2 ns)")
         };
-        rows.push((
+        rows.push(GoalRow::new(
+            name,
             format!(
                 "{} {what}, {} thread(s), paired",
                 &pair.label[..3],
@@ -459,13 +495,14 @@ fn goals(out: &mut String, m: &Medians, pairs: &[Pair]) {
         .into_iter()
         .flat_map(|(rule, calls, failures)| {
             [Hot::NAME, HotPerThread::NAME]
-                .map(|name| (failure_function(rule, name), calls, failures))
+                .map(|name| (name, failure_function(rule, name), calls, failures))
         });
-    for (function, calls, failures) in failure_rows {
+    for (name, function, calls, failures) in failure_rows {
         let v = m
             .get("failure_1thread", &function)
             .map(|per_call| per_call * calls / failures);
-        rows.push((
+        rows.push(GoalRow::new(
+            name,
             format!(
                 "(d) failure recorded ({function}), 1 thread, ns per call × {calls} ÷ {failures}"
             ),
@@ -478,21 +515,42 @@ fn goals(out: &mut String, m: &Medians, pairs: &[Pair]) {
         out,
         "\n## Goals (issue 5), from this run\n\n| goal | measured | limit | holds |\n|---|---:|---|---|"
     );
-    for (goal, value, limit, holds) in rows {
-        if value.is_none() {
+    for GoalRow {
+        goal,
+        measured,
+        limit,
+        holds,
+        ..
+    } in &rows
+    {
+        if measured.is_none() {
             continue;
         }
-        let verdict = match holds {
+        let verdict = match *holds {
             Some(true) => "yes",
             Some(false) => "**no**",
             None => "–",
         };
         let unit = if limit.contains('x') && !limit.contains('×') {
-            goal_times(value)
+            goal_times(*measured)
         } else {
-            format!("{} ns", goal_ns(value))
+            format!("{} ns", goal_ns(*measured))
         };
         let _ = writeln!(out, "| {goal} | {unit} | {limit} | {verdict} |");
+    }
+    // The tally per configuration: the issue's goals hold for one when every row of its
+    // own holds, both measures together.
+    let _ = writeln!(
+        out,
+        "\n| configuration | goal rows that hold, of those measured |\n|---|---:|"
+    );
+    for name in [Hot::NAME, HotPerThread::NAME] {
+        let own = rows
+            .iter()
+            .filter(|row| row.subject == name && row.measured.is_some());
+        let measured = own.clone().count();
+        let held = own.filter(|row| row.holds == Some(true)).count();
+        let _ = writeln!(out, "| {name} | {held} of {measured} |");
     }
 }
 
