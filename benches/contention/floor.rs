@@ -13,6 +13,10 @@
 //!   thread's own line (a plain store: no other thread writes it); a failure stores its own
 //!   position there too and then reads both lines once. It is not even correct: two failures
 //!   at the same time may each miss the other, which a real window has to order.
+//! - [`Sketch::FailureFencesThenReads`]: the same with a sequentially consistent fence
+//!   between the failure's store and its reads, so that of two failures at the same time at
+//!   least one sees the other (a store, a fence, a load: Dekker's pattern). This much an
+//!   exact window needs at the least.
 //! - [`Sketch::SuccessesWatchFailures`]: every success loads one word before it stores its
 //!   count, and every failure adds one to that word with a compare-and-swap; a failure reads
 //!   no other line.
@@ -34,19 +38,23 @@ use crate::pinning;
 pub enum Sketch {
     /// A failure reads the other thread's count.
     FailureReadsOtherCount,
+    /// A failure publishes its position, fences, and reads the other thread's count.
+    FailureFencesThenReads,
     /// Every success loads a word that every failure changes.
     SuccessesWatchFailures,
 }
 
 impl Sketch {
-    pub const ALL: [Sketch; 2] = [
+    pub const ALL: [Sketch; 3] = [
         Sketch::FailureReadsOtherCount,
+        Sketch::FailureFencesThenReads,
         Sketch::SuccessesWatchFailures,
     ];
 
     pub fn name(self) -> &'static str {
         match self {
             Sketch::FailureReadsOtherCount => "a failure reads the other thread's count",
+            Sketch::FailureFencesThenReads => "the same, with a fence before the reads",
             Sketch::SuccessesWatchFailures => "every success loads a word each failure changes",
         }
     }
@@ -88,16 +96,23 @@ impl SketchedWindow {
         // update, as the breaker's stripes do.
         let calls = own.calls.load(Ordering::Relaxed) + 1;
         match (outcome, sketch) {
-            (Ok(_), Sketch::FailureReadsOtherCount) => own.calls.store(calls, Ordering::Relaxed),
+            (Ok(_), Sketch::FailureReadsOtherCount | Sketch::FailureFencesThenReads) => {
+                own.calls.store(calls, Ordering::Relaxed);
+            }
             (Ok(_), Sketch::SuccessesWatchFailures) => {
                 // What a window would branch on: whether there is a failure to age.
                 if self.failures.load(Ordering::Acquire) != 0 {
                     own.calls.store(calls, Ordering::Relaxed);
                 }
             }
-            (Err(_), Sketch::FailureReadsOtherCount) => {
+            (Err(_), Sketch::FailureReadsOtherCount | Sketch::FailureFencesThenReads) => {
                 own.calls.store(calls, Ordering::Relaxed);
                 own.newest_failure.store(calls, Ordering::Relaxed);
+                if let Sketch::FailureFencesThenReads = sketch {
+                    // Orders this failure's stores before its loads, against the other
+                    // thread's failure doing the same.
+                    std::sync::atomic::fence(Ordering::SeqCst);
+                }
                 // Each line read once: both counts and both newest failures.
                 let (mut position, mut newest) = (0, 0);
                 for line in &self.lines {
