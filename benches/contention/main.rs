@@ -1,6 +1,7 @@
 //! Where the two-thread time of a day with scattered failures goes: who pays, the thread that
-//! fails or the one that only succeeds, what one cache-line transfer costs here, and the least
-//! any window shared by two threads could cost on the same day (`floor.rs`).
+//! fails or the one that only succeeds, what one cache-line transfer costs here, what a window
+//! per thread changes, and the least any window shared by two threads could cost on the same
+//! day (`floor.rs`).
 //!
 //! ```sh
 //! cargo bench --bench contention
@@ -29,12 +30,14 @@ const ROUNDS: usize = 5;
 const CALLS: u64 = 5_000_000;
 const FAIL_EVERY: u32 = 40;
 
-/// Who fails, and whether the two threads share one breaker.
+/// Who fails, whether the two threads share one breaker, and which kind of window it has.
 struct Scenario {
     name: &'static str,
     shared: bool,
     /// Whether each thread fails every `FAIL_EVERY`th call.
     fails: [bool; 2],
+    /// `Builder::per_thread_windows`.
+    per_thread_windows: bool,
 }
 
 impl Scenario {
@@ -43,28 +46,47 @@ impl Scenario {
             name,
             shared,
             fails,
+            per_thread_windows: false,
+        }
+    }
+
+    const fn per_thread(name: &'static str, fails: [bool; 2]) -> Self {
+        Scenario {
+            name,
+            shared: true,
+            fails,
+            per_thread_windows: true,
         }
     }
 }
 
-const SCENARIOS: [Scenario; 5] = [
+const SCENARIOS: [Scenario; 7] = [
     Scenario::new("one breaker, both fail", true, [true, true]),
     Scenario::new("a breaker each, both fail", false, [true, true]),
+    Scenario::per_thread(
+        "one breaker with a window per thread, both fail",
+        [true, true],
+    ),
     Scenario::new("one breaker, only thread 0 fails", true, [true, false]),
     Scenario::new("a breaker each, only thread 0 fails", false, [true, false]),
+    Scenario::per_thread(
+        "one breaker with a window per thread, only thread 0 fails",
+        [true, false],
+    ),
     Scenario::new("one breaker, no failures", true, [false, false]),
 ];
 
-fn breaker(window: usize) -> Breaker {
+fn breaker(window: usize, per_thread_windows: bool) -> Breaker {
     Breaker::builder()
         .failure_rate(0.5, window)
+        .per_thread_windows(per_thread_windows)
         .build()
         .expect("valid settings")
 }
 
 /// Nanoseconds per call of each thread.
 fn run(scenario: &Scenario, window: usize) -> [f64; 2] {
-    let breakers = [breaker(window), breaker(window)];
+    let breakers = [0, 1].map(|_| breaker(window, scenario.per_thread_windows));
     let barrier = Barrier::new(2);
     let times = std::thread::scope(|scope| {
         let handles = [0, 1].map(|thread| {
