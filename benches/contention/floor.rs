@@ -22,16 +22,14 @@
 //!   no other line.
 //!
 //! Each call also loads a word that stands for the breaker's state (never written here), and
-//! calls the same closure as the breaker's scenarios do.
+//! calls a closure like the one the breaker's scenarios call, in the same timed loop.
 
 use std::hint::black_box;
-use std::sync::Barrier;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
 
 use crossbeam_utils::CachePadded;
 
-use crate::pinning;
+use crate::time_two_threads;
 
 /// What a sketch makes its threads exchange.
 #[derive(Debug, Clone, Copy)]
@@ -138,30 +136,12 @@ impl SketchedWindow {
 }
 
 /// Nanoseconds per call of each thread: both threads on one sketched window (`shared`) or on
-/// one each, each failing every `fail_every`th call, half a period apart.
-pub fn run(sketch: Sketch, shared: bool, calls: u64, fail_every: u32) -> [f64; 2] {
+/// one each, both failing, timed by the bench's one loop ([`time_two_threads`]).
+pub fn run(sketch: Sketch, shared: bool) -> [f64; 2] {
     let windows = [SketchedWindow::default(), SketchedWindow::default()];
-    let barrier = Barrier::new(2);
-    std::thread::scope(|scope| {
-        let handles = [0, 1].map(|thread| {
-            let window = &windows[if shared { 0 } else { thread }];
-            let barrier = &barrier;
-            scope.spawn(move || {
-                pinning::pin_to_own_cpu(thread);
-                barrier.wait();
-                let mut until_failure = fail_every - thread as u32 * fail_every / 2;
-                let start = Instant::now();
-                for _ in 0..calls {
-                    until_failure -= 1;
-                    let fail = until_failure == 0;
-                    if fail {
-                        until_failure = fail_every;
-                    }
-                    window.call(sketch, thread, fail);
-                }
-                start.elapsed().as_nanos() as f64 / calls as f64
-            })
-        });
-        handles.map(|handle| handle.join().expect("bench thread panicked"))
-    })
+    time_two_threads(
+        [true, true],
+        |thread| (&windows[if shared { 0 } else { thread }], thread),
+        |&(window, thread), fail| window.call(sketch, thread, fail),
+    )
 }

@@ -84,21 +84,52 @@ fn breaker(window: usize, per_thread_windows: bool) -> Breaker {
         .expect("valid settings")
 }
 
-/// Nanoseconds per call of each thread.
+/// Nanoseconds per call of each thread of the breaker's scenario.
 fn run(scenario: &Scenario, window: usize) -> [f64; 2] {
     let breakers = [0, 1].map(|_| breaker(window, scenario.per_thread_windows));
-    let barrier = Barrier::new(2);
-    let times = std::thread::scope(|scope| {
-        let handles = [0, 1].map(|thread| {
+    let times = time_two_threads(
+        scenario.fails,
+        |thread| {
             let breaker = &breakers[if scenario.shared { 0 } else { thread }];
-            let fails = scenario.fails[thread];
-            let barrier = &barrier;
+            // The thread's first call claims its stripe; not timed.
+            let _ = breaker.call(|| Ok::<u64, u64>(1));
+            breaker
+        },
+        |breaker, fail| {
+            let _ = black_box(breaker.call(|| {
+                if fail {
+                    Err(black_box(2u64))
+                } else {
+                    Ok(black_box(1u64))
+                }
+            }));
+        },
+    );
+    for breaker in &breakers {
+        assert!(breaker.try_acquire().is_ok(), "2.5 % must not trip it");
+    }
+    times
+}
+
+/// The one timed loop of this bench, for the breaker's scenarios and the sketches alike:
+/// nanoseconds per call of each of two threads, each pinned to a CPU of its own. Thread `i`
+/// first takes what it calls with, `bind(i)` (not timed), and then makes [`CALLS`] calls of
+/// `call(&bound, fail)`. A thread whose entry in `fails` is set fails every [`FAIL_EVERY`]th
+/// call, the two half a period apart, as two threads of one service would be.
+pub fn time_two_threads<T>(
+    fails: [bool; 2],
+    bind: impl Fn(usize) -> T + Sync,
+    call: impl Fn(&T, bool) + Sync,
+) -> [f64; 2] {
+    let barrier = Barrier::new(2);
+    std::thread::scope(|scope| {
+        let handles = [0, 1].map(|thread| {
+            let (barrier, bind, call) = (&barrier, &bind, &call);
             scope.spawn(move || {
                 pinning::pin_to_own_cpu(thread);
-                // The thread's first call claims its stripe; not timed.
-                let _ = breaker.call(|| Ok::<u64, u64>(1));
+                let bound = bind(thread);
                 barrier.wait();
-                // Half a period apart, as two threads of one service would be.
+                let fails = fails[thread];
                 let mut until_failure = FAIL_EVERY - thread as u32 * FAIL_EVERY / 2;
                 let start = Instant::now();
                 for _ in 0..CALLS {
@@ -107,23 +138,13 @@ fn run(scenario: &Scenario, window: usize) -> [f64; 2] {
                     if until_failure == 0 {
                         until_failure = FAIL_EVERY;
                     }
-                    let _ = black_box(breaker.call(|| {
-                        if fail {
-                            Err(black_box(2u64))
-                        } else {
-                            Ok(black_box(1u64))
-                        }
-                    }));
+                    call(&bound, fail);
                 }
                 start.elapsed().as_nanos() as f64 / CALLS as f64
             })
         });
         handles.map(|handle| handle.join().expect("bench thread panicked"))
-    });
-    for breaker in &breakers {
-        assert!(breaker.try_acquire().is_ok(), "2.5 % must not trip it");
-    }
-    times
+    })
 }
 
 /// One-way cache-line transfer between the two threads, in ns: half a ping-pong round trip.
@@ -170,7 +191,7 @@ fn main() {
         transfers.push(transfer());
         for (k, &sketch) in floor::Sketch::ALL.iter().enumerate() {
             for (s, shared) in [true, false].into_iter().enumerate() {
-                let [t0, t1] = floor::run(sketch, shared, CALLS, FAIL_EVERY);
+                let [t0, t1] = floor::run(sketch, shared);
                 floors[k * 2 + s][0].push(t0);
                 floors[k * 2 + s][1].push(t1);
             }
