@@ -224,8 +224,9 @@ fn main() {
         }
     }
     println!();
-    println!("The least a window shared by the two threads costs: sketches of the traffic");
-    println!("between them, and nothing else a window does (contention/floor.rs), same rounds:");
+    println!("Sketches of the traffic between the threads (contention/floor.rs), same rounds:");
+    println!("the least a window shared by the two needs, then the breaker's window cut down to");
+    println!("its traffic, with its ring of failure records shared or one for each thread:");
     println!();
     println!("| sketch | windows | thread 0 | thread 1 |");
     println!("|---|---|---:|---:|");
