@@ -18,7 +18,7 @@
 use std::cell::Cell;
 
 use crate::calls_out::OutRing;
-use crate::sync::{AtomicU64, CachePadded, Ordering, thread_local_cell};
+use crate::sync::{AtomicU32, AtomicU64, CachePadded, Ordering, thread_local_cell};
 
 /// A thread's slot number when it has not asked for one yet.
 const UNASSIGNED: u32 = u32::MAX;
@@ -176,12 +176,17 @@ pub(crate) struct Stripe {
     /// Window generation (high 32 bits) and successes recorded in it by this stripe (low 32),
     /// while the window needs successes counted.
     pub(crate) window_successes: AtomicU64,
-    /// While the stripe's count of window successes is below this (always below 2^32), a
-    /// success only adds one to it; the one that finds it reached checks whether the window
-    /// has forgotten its failures. A hint: a value too low costs time, never correctness. One
-    /// too high would let a window per thread's filling successes skip its word, so each of
-    /// them zeroes it (`window/mod.rs`, point 9).
-    pub(crate) quiet_below: AtomicU64,
+    /// While the stripe's count of window successes is below this, a success only adds one to
+    /// it; the one that finds it reached checks whether the window has forgotten its failures.
+    /// A hint: a value too low costs time, never correctness. One too high would let a window
+    /// per thread's filling successes skip its word, so each of them zeroes it
+    /// (`window/mod.rs`, point 9).
+    pub(crate) quiet_below: AtomicU32,
+    /// How many of this stripe's checks in a row, in the window of the whole breaker, found
+    /// the window's newest failure still in view: each one sets `quiet_below` further away
+    /// (`Window::next_check_after`). A hint as well; it shares `quiet_below`'s eight bytes, so
+    /// the stripe stays two cache lines.
+    pub(crate) failed_checks: AtomicU32,
     pub(crate) successes: AtomicU64,
     pub(crate) failures: AtomicU64,
     pub(crate) ignored: AtomicU64,

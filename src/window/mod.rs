@@ -251,6 +251,10 @@ pub(crate) const FORGET_NO_SOONER_THAN: u32 = 64;
 #[cfg(loom)]
 pub(crate) const FORGET_NO_SOONER_THAN: u32 = 1;
 
+/// How many failed checks in a row a stripe counts before its wait stops doubling
+/// ([`Window::next_check_after`]): the longest wait is 8 times `forget_after`.
+const MAX_FAILED_CHECKS: u32 = 4;
+
 /// Marks the branch that calls it as the unlikely one: the compiler then lays the clean
 /// window's success out as the straight path, with no taken jump. Empty, and inlined away.
 #[cold]
@@ -464,10 +468,10 @@ impl Window {
     /// can forget (its count reached `quiet_below`), the stripe counts another generation, or
     /// the thread has no stripe of its own. One unsigned comparison tells the first two:
     /// `count` is the count before this success if the stripe counts `generation`, and 2^32
-    /// or more if not, while `quiet_below` is below 2^32. The window word is not read: a stripe
-    /// that counts `generation` below its hint says that its window has left filling (point 9
-    /// above). The stripe is asked for as an `Option`, not a
-    /// `LocalStripe`: the enum's tag would be built and tested here.
+    /// or more if not, while `quiet_below`, 32 bits, is below 2^32. The window word is not
+    /// read: a stripe that counts `generation` below its hint says that its window has left
+    /// filling (point 9 above). The stripe is asked for as an `Option`, not a `LocalStripe`:
+    /// the enum's tag would be built and tested here.
     ///
     /// The stripe's turn to check goes out of line: forgetting changes the window, and the
     /// window word's tag is 13 bits, so only `word_for`, which asks the state word, can tell
@@ -480,7 +484,7 @@ impl Window {
         };
         let counted = stripe.window_successes.load(Ordering::Relaxed);
         let count = counted.wrapping_sub(pack_stripe_count(generation, 0));
-        if count < stripe.quiet_below.load(Ordering::Relaxed) {
+        if count < u64::from(stripe.quiet_below.load(Ordering::Relaxed)) {
             // `count` is below 2^32 - 1, so one more stays in the low half. Only the owner
             // writes this stripe; relaxed is enough, see point 1 above.
             stripe
@@ -682,7 +686,7 @@ impl Window {
     /// ordered right here (the quick path sends it here until its own comparison holds again).
     #[inline(always)]
     fn recheck_if_due(&self, generation: u32, stripes: &Stripes, stripe: &Stripe, count: u32) {
-        let quiet_below = stripe.quiet_below.load(Ordering::Relaxed) as u32;
+        let quiet_below = stripe.quiet_below.load(Ordering::Relaxed);
         if count.wrapping_sub(1).wrapping_sub(quiet_below) as i32 >= 0 {
             self.forget_if_aged(generation, stripes, stripe, count);
         }
@@ -750,21 +754,20 @@ impl Window {
             let raw = self.word.load(Ordering::Acquire);
             let word = WindowWord(raw);
             if word.tag() != tag || word.mode() != Mode::Dirty {
+                // Forgotten already, or over: the next failure starts afresh.
+                stripe.failed_checks.store(0, Ordering::Relaxed);
                 return;
             }
             let since = self
                 .successes(generation, stripes)
                 .wrapping_sub(word.successes_before_newest());
             if since < forget_after {
-                // Even if every coming success were this stripe's, the failure stays in view
-                // for this many more of them.
-                // The success that makes the count `stripe_count + wait` is the first that
-                // can find the failure forgotten: the ones before it stay quiet.
-                let wait = forget_after - since;
-                stripe.quiet_below.store(
-                    u64::from(stripe_count.wrapping_add(wait - 1)),
-                    Ordering::Relaxed,
-                );
+                // The success that makes the count `stripe_count + wait` is the next to check:
+                // the ones before it stay quiet.
+                let wait = self.next_check_after(stripe, forget_after, forget_after - since);
+                stripe
+                    .quiet_below
+                    .store(stripe_count.wrapping_add(wait - 1), Ordering::Relaxed);
                 return;
             }
             let clean = word.cleaned(generation).0;
@@ -773,9 +776,47 @@ impl Window {
                 .compare_exchange(raw, clean, Ordering::AcqRel, Ordering::Relaxed)
                 .is_ok()
             {
+                stripe.failed_checks.store(0, Ordering::Relaxed);
                 return;
             }
         }
+    }
+
+    /// How many successes of `stripe` to let pass before its next check, after one that found
+    /// the newest failure `shortfall` successes short of forgotten.
+    ///
+    /// Even if every coming success were this stripe's, the failure stays in view for
+    /// `shortfall` more of them, so the first such check in a row waits that long and no
+    /// longer. In the window of the whole breaker, a check that keeps finding the window dirty
+    /// means that other threads keep failing: each such check reads every stripe and the
+    /// window word, which those threads' failures write, so each takes cache lines from their
+    /// caches that they then take back, and a window that stays dirty makes it for nothing (a
+    /// thread that never failed paid 6-8 ns a call for it, `benches/PERFORMANCE.md`, "Checks
+    /// that back off"). So each further check in a row waits twice as long as the one before,
+    /// from `forget_after` up to `2^(MAX_FAILED_CHECKS - 1)` times it, and a forgetting, or a
+    /// window found clean or over, starts the row again. A late check costs time, never a
+    /// judgement (the hint, point 9 above): a dirty window counts every success.
+    ///
+    /// A window per thread waits `shortfall` always: it is checked by its own thread, which
+    /// knows of its own failures (`quiet_until_aged`), and when it turns clean decides when the
+    /// breaker turns quiet, which for windows per thread changes how one still filling is
+    /// judged (`quiet.rs`).
+    fn next_check_after(&self, stripe: &Stripe, forget_after: u32, shortfall: u32) -> u32 {
+        if let Counts::OneStripe(_) = self.counts {
+            return shortfall;
+        }
+        let failed = stripe
+            .failed_checks
+            .load(Ordering::Relaxed)
+            .min(MAX_FAILED_CHECKS);
+        stripe
+            .failed_checks
+            .store((failed + 1).min(MAX_FAILED_CHECKS), Ordering::Relaxed);
+        if failed == 0 {
+            return shortfall;
+        }
+        // At most 2^30: a hint more than 2^31 ahead would read as behind (`recheck_if_due`).
+        shortfall.max(forget_after.saturating_mul(1 << (failed - 1)).min(1 << 30))
     }
 
     /// A success while the window fills: its position is exact, and if it completes the
@@ -1138,9 +1179,7 @@ impl Window {
             // The success that brings the count to `count + forget_after` is the first that
             // can find the failure forgotten; the ones before it stay quiet.
             let quiet_below = count.wrapping_add(forget_after - 1);
-            stripe
-                .quiet_below
-                .store(u64::from(quiet_below), Ordering::Relaxed);
+            stripe.quiet_below.store(quiet_below, Ordering::Relaxed);
         }
     }
 
@@ -1420,9 +1459,7 @@ mod tests {
         // into the generation's half of the word.
         let top = pack_stripe_count(7, u32::MAX);
         stripe.window_successes.store(top, Ordering::Relaxed);
-        stripe
-            .quiet_below
-            .store(u64::from(u32::MAX), Ordering::Relaxed);
+        stripe.quiet_below.store(u32::MAX, Ordering::Relaxed);
         // The stripe's turn to check: the quick path declines, the slow path wraps.
         assert!(!window.record_success_quickly(7, &stripes));
         assert_eq!(
@@ -1533,6 +1570,68 @@ mod tests {
                 "round {round}: success {forget_at} forgets the failure"
             );
         }
+    }
+
+    #[test]
+    fn checks_that_keep_finding_a_newer_failure_wait_twice_as_long_each_time() {
+        let (window, _, settings) = window_of_four();
+        let stripes = Stripes::new(64);
+        let stripe = own_stripe(&stripes);
+        let settings = Swappable::new(settings);
+        let mode = || WindowWord(window.word.load(Ordering::Relaxed)).mode();
+        let count = || stripe_count(stripe.window_successes.load(Ordering::Relaxed)).1;
+        let hint = || stripe.quiet_below.load(Ordering::Relaxed);
+        // Another thread's failure: its own hint is its own; this thread learns of the failure
+        // only by checking.
+        let fail_elsewhere = || {
+            std::thread::scope(|scope| {
+                scope.spawn(|| {
+                    let judged = window.record_failure(&settings, 0, &stripes, || true, || {});
+                    assert_eq!(judged, Judgement::Keep);
+                });
+            });
+        };
+        // This thread's successes until its next check; with `fail_before`, the other thread
+        // fails again two successes before it. Returns the wait the check set.
+        let until_check = |fail_before: bool| {
+            let before = hint();
+            loop {
+                if fail_before && count() + 2 == hint() {
+                    fail_elsewhere();
+                }
+                success(&window, &stripes, &settings, 0);
+                if hint() != before || mode() == Mode::Clean {
+                    return hint() + 1 - count();
+                }
+            }
+        };
+        for _ in 0..4 {
+            success(&window, &stripes, &settings, 0);
+        }
+        let forget_after = 4.max(FORGET_NO_SOONER_THAN);
+        fail_elsewhere();
+        // The first check comes at this thread's first success: one success since the failure.
+        assert_eq!(
+            until_check(false),
+            forget_after - 1,
+            "the first wait is the shortfall"
+        );
+        let waits: Vec<u32> = (0..5).map(|_| until_check(true)).collect();
+        assert_eq!(
+            waits,
+            [1, 2, 4, 8, 8].map(|times| forget_after * times),
+            "each check that finds a newer failure waits twice as long, up to 8 times"
+        );
+        // The other thread stops failing: the next check, 8 times later, forgets the failure.
+        until_check(false);
+        assert_eq!(mode(), Mode::Clean);
+        // And the wait starts again from the shortfall.
+        fail_elsewhere();
+        assert_eq!(
+            until_check(false),
+            forget_after - 1,
+            "a forgetting starts afresh"
+        );
     }
 
     #[test]
