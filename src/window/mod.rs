@@ -251,8 +251,8 @@ pub(crate) const FORGET_NO_SOONER_THAN: u32 = 64;
 #[cfg(loom)]
 pub(crate) const FORGET_NO_SOONER_THAN: u32 = 1;
 
-/// How many failed checks in a row a stripe counts before its wait stops doubling
-/// ([`Window::next_check_after`]): the longest wait is 8 times `forget_after`.
+/// How many failed checks in a row a stripe counts before the age it asks of a failure to
+/// forget it stops doubling ([`Window::check_ages`]): at most 8 times `forget_after`.
 const MAX_FAILED_CHECKS: u32 = 4;
 
 /// Marks the branch that calls it as the unlikely one: the compiler then lays the clean
@@ -749,6 +749,7 @@ impl Window {
     ) {
         let tag = generation_tag(generation);
         let forget_after = self.forget_after(self.rules());
+        let (forget_at, next_at) = self.check_ages(stripe, forget_after);
         loop {
             // The word first, then the count: point 3 above.
             let raw = self.word.load(Ordering::Acquire);
@@ -761,10 +762,18 @@ impl Window {
             let since = self
                 .successes(generation, stripes)
                 .wrapping_sub(word.successes_before_newest());
-            if since < forget_after {
-                // The success that makes the count `stripe_count + wait` is the next to check:
-                // the ones before it stay quiet.
-                let wait = self.next_check_after(stripe, forget_after, forget_after - since);
+            if since < forget_at {
+                if let Counts::EveryStripe = self.counts {
+                    let failed = stripe.failed_checks.load(Ordering::Relaxed);
+                    stripe
+                        .failed_checks
+                        .store((failed + 1).min(MAX_FAILED_CHECKS), Ordering::Relaxed);
+                }
+                // Even if every coming success were this stripe's, the newest failure is
+                // `next_at` old no sooner than that many more of them: the success that makes
+                // the count `stripe_count + wait` is the next to check, and the ones before
+                // it stay quiet.
+                let wait = next_at - since;
                 stripe
                     .quiet_below
                     .store(stripe_count.wrapping_add(wait - 1), Ordering::Relaxed);
@@ -782,41 +791,40 @@ impl Window {
         }
     }
 
-    /// How many successes of `stripe` to let pass before its next check, after one that found
-    /// the newest failure `shortfall` successes short of forgotten.
+    /// How old, in successes, the newest failure must be for a check of `stripe` to forget it
+    /// now, and how old it must be at the stripe's next check if this one does not: both
+    /// `forget_after`, unless the stripe's checks have found the window dirty again and again.
     ///
-    /// Even if every coming success were this stripe's, the failure stays in view for
-    /// `shortfall` more of them, so the first such check in a row waits that long and no
-    /// longer. In the window of the whole breaker, a check that keeps finding the window dirty
-    /// means that other threads keep failing: each such check reads every stripe and the
-    /// window word, which those threads' failures write, so each takes cache lines from their
-    /// caches that they then take back, and a window that stays dirty makes it for nothing (a
-    /// thread that never failed paid 6-8 ns a call for it, `benches/PERFORMANCE.md`, "Checks
-    /// that back off"). So each further check in a row waits twice as long as the one before,
-    /// from `forget_after` up to `2^(MAX_FAILED_CHECKS - 1)` times it, and a forgetting, or a
-    /// window found clean or over, starts the row again. A late check costs time, never a
-    /// judgement (the hint, point 9 above): a dirty window counts every success.
+    /// In the window of the whole breaker, a check that keeps finding the window dirty means
+    /// that other threads keep failing: each such check reads every stripe and the window
+    /// word, which those threads' failures write, so each takes cache lines from their caches
+    /// that they then take back (a thread that never failed paid 6-8 ns a call for it,
+    /// `benches/PERFORMANCE.md`, "Checks that back off"); and forgetting a failure that
+    /// another follows soon makes the whole breaker pay a round of compare-and-swaps for
+    /// nothing ([`FORGET_NO_SOONER_THAN`]). So after `k` such checks in a row (`failed_checks`)
+    /// a stripe asks the failure to be `2^(k - 1)` times `forget_after` old before it forgets
+    /// it, up to 8 times, and checks again when it could be twice that; a forgetting, or a
+    /// window found clean or over, starts the row again. A late check or forgetting costs
+    /// time, never a judgement (the hint, point 9 above): a dirty window counts every success.
     ///
-    /// A window per thread waits `shortfall` always: it is checked by its own thread, which
-    /// knows of its own failures (`quiet_until_aged`), and when it turns clean decides when the
+    /// A window per thread keeps `forget_after`: it is checked by its own thread, which knows
+    /// of its own failures (`quiet_until_aged`), and when it turns clean decides when the
     /// breaker turns quiet, which for windows per thread changes how one still filling is
     /// judged (`quiet.rs`).
-    fn next_check_after(&self, stripe: &Stripe, forget_after: u32, shortfall: u32) -> u32 {
+    fn check_ages(&self, stripe: &Stripe, forget_after: u32) -> (u32, u32) {
         if let Counts::OneStripe(_) = self.counts {
-            return shortfall;
+            return (forget_after, forget_after);
         }
         let failed = stripe
             .failed_checks
             .load(Ordering::Relaxed)
             .min(MAX_FAILED_CHECKS);
-        stripe
-            .failed_checks
-            .store((failed + 1).min(MAX_FAILED_CHECKS), Ordering::Relaxed);
-        if failed == 0 {
-            return shortfall;
-        }
         // At most 2^30: a hint more than 2^31 ahead would read as behind (`recheck_if_due`).
-        shortfall.max(forget_after.saturating_mul(1 << (failed - 1)).min(1 << 30))
+        let times = |doublings: u32| forget_after.saturating_mul(1 << doublings).min(1 << 30);
+        (
+            times(failed.saturating_sub(1)),
+            times(failed.min(MAX_FAILED_CHECKS - 1)),
+        )
     }
 
     /// A success while the window fills: its position is exact, and if it completes the
@@ -1573,7 +1581,7 @@ mod tests {
     }
 
     #[test]
-    fn checks_that_keep_finding_a_newer_failure_wait_twice_as_long_each_time() {
+    fn checks_that_keep_finding_a_newer_failure_ask_it_to_be_older_each_time() {
         let (window, _, settings) = window_of_four();
         let stripes = Stripes::new(64);
         let stripe = own_stripe(&stripes);
@@ -1581,8 +1589,8 @@ mod tests {
         let mode = || WindowWord(window.word.load(Ordering::Relaxed)).mode();
         let count = || stripe_count(stripe.window_successes.load(Ordering::Relaxed)).1;
         let hint = || stripe.quiet_below.load(Ordering::Relaxed);
-        // Another thread's failure: its own hint is its own; this thread learns of the failure
-        // only by checking.
+        // Another thread's failure: it hints its own stripe, not this one, so this thread
+        // learns of it only by checking.
         let fail_elsewhere = || {
             std::thread::scope(|scope| {
                 scope.spawn(|| {
@@ -1591,16 +1599,21 @@ mod tests {
                 });
             });
         };
-        // This thread's successes until its next check; with `fail_before`, the other thread
-        // fails again two successes before it. Returns the wait the check set.
-        let until_check = |fail_before: bool| {
+        // This thread's successes up to its next check, which is the success that finds its
+        // count at its hint; with `fail_before: Some(k)`, the other thread fails again `k`
+        // successes before it, so that the check finds the newest failure `k + 1` old. Returns
+        // the wait the check set, in successes, or 0 if it forgot the failure.
+        let until_check = |fail_before: Option<u32>| {
             let before = hint();
             loop {
-                if fail_before && count() + 2 == hint() {
+                if fail_before.is_some_and(|k| count() + k == hint()) {
                     fail_elsewhere();
                 }
                 success(&window, &stripes, &settings, 0);
-                if hint() != before || mode() == Mode::Clean {
+                if mode() == Mode::Clean {
+                    return 0;
+                }
+                if hint() != before {
                     return hint() + 1 - count();
                 }
             }
@@ -1610,25 +1623,32 @@ mod tests {
         }
         let forget_after = 4.max(FORGET_NO_SOONER_THAN);
         fail_elsewhere();
-        // The first check comes at this thread's first success: one success since the failure.
+        // The first check comes at this thread's first success, the failure one success old:
+        // it checks again as soon as the failure could be `forget_after` old.
         assert_eq!(
-            until_check(false),
+            until_check(None),
             forget_after - 1,
             "the first wait is the shortfall"
         );
-        let waits: Vec<u32> = (0..5).map(|_| until_check(true)).collect();
+        // Each further check in a row finds a failure 3 successes old and asks for twice the
+        // age at the next one, up to 8 times `forget_after`.
+        let waits: Vec<u32> = (0..4).map(|_| until_check(Some(2))).collect();
         assert_eq!(
             waits,
-            [1, 2, 4, 8, 8].map(|times| forget_after * times),
-            "each check that finds a newer failure waits twice as long, up to 8 times"
+            [2, 4, 8, 8].map(|times| forget_after * times - 3),
+            "each check that finds a newer failure waits for it to be twice as old"
         );
-        // The other thread stops failing: the next check, 8 times later, forgets the failure.
-        until_check(false);
-        assert_eq!(mode(), Mode::Clean);
-        // And the wait starts again from the shortfall.
+        // Now a failure older than `forget_after` is not forgotten: this stripe asks 8 times
+        // that age.
+        let wait = until_check(Some(100));
+        assert_eq!(mode(), Mode::Dirty, "a failure 101 successes old is kept");
+        assert_eq!(wait, 8 * forget_after - 101);
+        // The other thread stops failing: the next check finds the failure old enough.
+        assert_eq!(until_check(None), 0, "the next check forgets the failure");
+        // And the row starts again.
         fail_elsewhere();
         assert_eq!(
-            until_check(false),
+            until_check(None),
             forget_after - 1,
             "a forgetting starts afresh"
         );
