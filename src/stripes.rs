@@ -183,9 +183,10 @@ pub(crate) struct Stripe {
     /// (`window/mod.rs`, point 9).
     pub(crate) quiet_below: AtomicU32,
     /// How many of this stripe's checks in a row, in the window of the whole breaker, found
-    /// the window's newest failure still in view: each one sets `quiet_below` further away
-    /// (`Window::next_check_after`). A hint as well; it shares `quiet_below`'s eight bytes, so
-    /// the stripe stays two cache lines.
+    /// the window's newest failure still in view: each one asks the failure to be older
+    /// before the stripe forgets it, and sets `quiet_below` further away
+    /// (`Window::check_ages`). A hint as well; it shares `quiet_below`'s eight bytes, so the
+    /// stripe stays two cache lines.
     pub(crate) failed_checks: AtomicU32,
     pub(crate) successes: AtomicU64,
     pub(crate) failures: AtomicU64,

@@ -763,12 +763,7 @@ impl Window {
                 .successes(generation, stripes)
                 .wrapping_sub(word.successes_before_newest());
             if since < forget_at {
-                if let Counts::EveryStripe = self.counts {
-                    let failed = stripe.failed_checks.load(Ordering::Relaxed);
-                    stripe
-                        .failed_checks
-                        .store((failed + 1).min(MAX_FAILED_CHECKS), Ordering::Relaxed);
-                }
+                self.count_failed_check(stripe);
                 // Even if every coming success were this stripe's, the newest failure is
                 // `next_at` old no sooner than that many more of them: the success that makes
                 // the count `stripe_count + wait` is the next to check, and the ones before
@@ -825,6 +820,17 @@ impl Window {
             times(failed.saturating_sub(1)),
             times(failed.min(MAX_FAILED_CHECKS - 1)),
         )
+    }
+
+    /// Counts a check of `stripe` that found the newest failure too young to forget, for
+    /// [`check_ages`](Window::check_ages). Only the stripe's threads write it (relaxed: a hint).
+    fn count_failed_check(&self, stripe: &Stripe) {
+        if let Counts::EveryStripe = self.counts {
+            let failed = stripe.failed_checks.load(Ordering::Relaxed);
+            stripe
+                .failed_checks
+                .store((failed + 1).min(MAX_FAILED_CHECKS), Ordering::Relaxed);
+        }
     }
 
     /// A success while the window fills: its position is exact, and if it completes the
