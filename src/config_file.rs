@@ -11,8 +11,8 @@
 //!    ([`Config::validate`]): a threshold of 1.5 or a window of 0 stops it.
 //!
 //! The format crates' own messages can span several lines (a TOML error quotes the offending
-//! line); [`ConfigFileError`] keeps only the message and the position, so that it prints as one
-//! line fit for a log.
+//! line); `ConfigFileError` (with one of those features) keeps only the message and the
+//! position, so that it prints as one line fit for a log.
 
 use crate::config::{Config, ConfigError, Settings};
 

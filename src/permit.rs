@@ -434,7 +434,7 @@ impl Rejected {
     /// When open: how long until the open period ends and a probe may pass.
     ///
     /// Never longer than what is left. Where the rejection was decided from the clock's bound
-    /// on its time ([`Clock::upper_bound_nanos`](crate::Clock::upper_bound_nanos); the
+    /// on its time ([`Clock::upper_bound_nanos`]; the
     /// default clock's on Linux), it is short by as much as that bound is late: tens of
     /// milliseconds at most (eight scheduler ticks and one more, 33 ms at 250 Hz), so a caller
     /// that waits it out may be turned away once more, never kept waiting past the end.

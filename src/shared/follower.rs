@@ -284,7 +284,7 @@ impl<S: OpeningStore> SharedOpenings<S> {
     /// # Errors
     ///
     /// A [`ConfigError`] naming `wait_for_probe` if `longest` is above
-    /// [`MAX_OPEN_DURATION`](crate::MAX_OPEN_DURATION).
+    /// [`MAX_OPEN_DURATION`].
     ///
     /// # Examples
     ///
@@ -328,7 +328,7 @@ impl<S: OpeningStore> SharedOpenings<S> {
     ///
     /// A [`ConfigError`] naming `share_windows` if `instance` is empty, or if `fresh_for` is
     /// under a millisecond (the windows' clock unit) or above
-    /// [`MAX_OPEN_DURATION`](crate::MAX_OPEN_DURATION).
+    /// [`MAX_OPEN_DURATION`].
     ///
     /// # Examples
     ///

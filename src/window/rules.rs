@@ -18,8 +18,8 @@
 //! +---------------+---------------+---------------+---------------+
 //! ```
 //!
-//! Every field is at most [`MAX_WINDOW`](crate::config::MAX_WINDOW) or
-//! [`MAX_CONSECUTIVE`](crate::config::MAX_CONSECUTIVE), 32,768, so 16 bits hold it.
+//! Every field is at most [`MAX_WINDOW`] or
+//! [`MAX_CONSECUTIVE`], 32,768, so 16 bits hold it.
 //!
 //! One word, so a failure judges by one version of the rules, never half of each when a
 //! reconfiguration races it (see `Window::apply`).
