@@ -2,9 +2,11 @@
 //! through `Breaker::call` (or `call_async`, or the tower service) skips the window. The first five models race a failure that lands
 //! on a clean window against a success or a reset that makes the window clean and publishes
 //! the bit, then run more calls through `call` on one thread: if the bit were left set over a
-//! dirty window, those successes would be skipped and the failure would stay in view. The last
-//! two have a success whose call spans a failure, through `call` and through `call_async`. The end must be one the sequential reference
-//! model reaches for some interleaving (as in `window.rs`).
+//! dirty window, those successes would be skipped and the failure would stay in view. The next
+//! two have a success whose call spans a failure, through `call` and through `call_async`. The
+//! last one, ignored until it is fixed, is a known bug: another thread's failure and successes
+//! while a failure that found the window clean has not cleared the bit yet. The end must be
+//! one the sequential reference model reaches for some interleaving (as in `window.rs`).
 
 #![cfg(loom)]
 
@@ -154,6 +156,35 @@ fn an_async_success_whose_call_spans_a_failure_goes_to_the_window() {
     check_a_success_spanning_a_failure(|breaker, body| {
         loom::future::block_on(breaker.call_async(async { body() })).is_ok()
     });
+}
+
+/// A full window of 3, clean and quiet; thread A's failure lands on it, while thread B, all
+/// through `call`, fails, succeeds twice and fails again. No order of the calls has three
+/// failures in a row (B's two are two successes apart), so the breaker stays closed.
+///
+/// **Fails today: a known bug, not fixed yet** (README, "What it does not do (yet)"). A's
+/// failure commits over the clean window and is preempted before it clears `q`. B's failure
+/// then commits over the dirty window, and B's two successes, admitted under the quiet word,
+/// are skipped: the invariant of `src/quiet.rs` places a skipped success before the failure
+/// still clearing `q`, but these come after B's own failure, which comes after A's. B's second
+/// failure finds three failures in a row and trips (loom: `Open`, which no order reaches).
+/// A setter that read the window clean before A's commit can also set `q` inside A's window,
+/// so clearing `q` only when a failure finds it set is not enough: a failure over a dirty
+/// window would have to move the quiet epoch whenever a loss may still be pending. Found on
+/// two threads by a probe (each failing one call in 200 on a window of 20, tripping within
+/// seconds) and bisected to `26ec8d2`; missed by the models above, whose successes after the
+/// race are all on one thread after both failures returned.
+#[test]
+#[ignore = "known bug: successes skipped after a failure over a dirty window while q is set (README)"]
+fn a_failure_over_a_dirty_window_while_the_bit_is_set_clears_it() {
+    check_against_model_with(
+        2,
+        rate(1.0, 3, 3),
+        &[S, S, S],
+        &[&[F], &[F, S, S, F]],
+        &[],
+        call_through,
+    );
 }
 
 /// The body of the spanning call: another thread's failure, waited for, then `Ok`.
