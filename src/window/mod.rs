@@ -749,7 +749,7 @@ impl Window {
     ) {
         let tag = generation_tag(generation);
         let forget_after = self.forget_after(self.rules());
-        let (forget_at, next_at) = self.check_ages(stripe, forget_after);
+        let (forget_at, next_at, failed_checks) = self.check_ages(stripe, forget_after);
         loop {
             // The word first, then the count: point 3 above.
             let raw = self.word.load(Ordering::Acquire);
@@ -763,7 +763,12 @@ impl Window {
                 .successes(generation, stripes)
                 .wrapping_sub(word.successes_before_newest());
             if since < forget_at {
-                self.count_failed_check(stripe);
+                if let Some(failed) = failed_checks {
+                    // Relaxed: a hint, written by the stripe's threads alone.
+                    stripe
+                        .failed_checks
+                        .store((failed + 1).min(MAX_FAILED_CHECKS), Ordering::Relaxed);
+                }
                 // Even if every coming success were this stripe's, the newest failure is
                 // `next_at` old no sooner than that many more of them: the success that makes
                 // the count `stripe_count + wait` is the next to check, and the ones before
@@ -789,6 +794,9 @@ impl Window {
     /// How old, in successes, the newest failure must be for a check of `stripe` to forget it
     /// now, and how old it must be at the stripe's next check if this one does not: both
     /// `forget_after`, unless the stripe's checks have found the window dirty again and again.
+    /// The third value is how many such checks in a row the stripe has made, for the caller to
+    /// count one more if this one finds the window dirty too; `None` for a window per thread,
+    /// which does not count them.
     ///
     /// In the window of the whole breaker, a check that keeps finding the window dirty means
     /// that other threads keep failing: each such check reads every stripe and the window
@@ -806,9 +814,9 @@ impl Window {
     /// of its own failures (`quiet_until_aged`), and when it turns clean decides when the
     /// breaker turns quiet, which for windows per thread changes how one still filling is
     /// judged (`quiet.rs`).
-    fn check_ages(&self, stripe: &Stripe, forget_after: u32) -> (u32, u32) {
+    fn check_ages(&self, stripe: &Stripe, forget_after: u32) -> (u32, u32, Option<u32>) {
         if let Counts::OneStripe(_) = self.counts {
-            return (forget_after, forget_after);
+            return (forget_after, forget_after, None);
         }
         let failed = stripe
             .failed_checks
@@ -819,18 +827,8 @@ impl Window {
         (
             times(failed.saturating_sub(1)),
             times(failed.min(MAX_FAILED_CHECKS - 1)),
+            Some(failed),
         )
-    }
-
-    /// Counts a check of `stripe` that found the newest failure too young to forget, for
-    /// [`check_ages`](Window::check_ages). Only the stripe's threads write it (relaxed: a hint).
-    fn count_failed_check(&self, stripe: &Stripe) {
-        if let Counts::EveryStripe = self.counts {
-            let failed = stripe.failed_checks.load(Ordering::Relaxed);
-            stripe
-                .failed_checks
-                .store((failed + 1).min(MAX_FAILED_CHECKS), Ordering::Relaxed);
-        }
     }
 
     /// A success while the window fills: its position is exact, and if it completes the
@@ -1611,7 +1609,9 @@ mod tests {
         // the wait the check set, in successes, or 0 if it forgot the failure.
         let until_check = |fail_before: Option<u32>| {
             let before = hint();
-            loop {
+            // No wait is longer than 8 times `forget_after`: a check that never comes fails
+            // the test instead of hanging it.
+            for _ in 0..=16 * 4.max(FORGET_NO_SOONER_THAN) {
                 if fail_before.is_some_and(|k| count() + k == hint()) {
                     fail_elsewhere();
                 }
@@ -1623,6 +1623,7 @@ mod tests {
                     return hint() + 1 - count();
                 }
             }
+            panic!("no check within 16 times forget_after successes");
         };
         for _ in 0..4 {
             success(&window, &stripes, &settings, 0);
