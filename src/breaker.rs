@@ -17,7 +17,7 @@ use crate::open_streak::OpenStreak;
 use crate::permit::{Outcome, OwnedPermit, Permit, PermitKind, Rejected, Timing};
 use crate::state::{State, StateWord};
 use crate::stripes::{Counter, LocalStripe, Stripes};
-use crate::sync::{AtomicU64, Backoff, CachePadded, Ordering, Swappable, fence};
+use crate::sync::{AtomicU32, AtomicU64, Backoff, CachePadded, Ordering, Swappable, fence};
 use crate::wait::Waiters;
 use crate::window::{Judgement, TripCause, Windows};
 
@@ -78,7 +78,8 @@ use crate::window::{Judgement, TripCause, Windows};
 /// No call path takes a lock or allocates.
 pub struct Breaker<C: Clock = QuantaClock> {
     /// The state word and the end of the open period: read by every call, written only by
-    /// transitions, so they share a line that stays in every reader's cache.
+    /// transitions and when the quiet bit changes (`quiet.rs`), so they share a line that
+    /// stays in every reader's cache.
     control: CachePadded<Control>,
     windows: Windows,
     stripes: Stripes,
@@ -111,6 +112,12 @@ struct Control {
     /// [`FROM_STORE`] set; 0 before the first. Read by every follower of the breaker, so that
     /// none publishes such an opening as the breaker's own (`open_from_store`).
     from_store: AtomicU64,
+    /// Failures between [`quiet_losing`](Breaker::quiet_losing) and
+    /// [`quiet_lost`](Breaker::quiet_lost): while it is not 0, the quiet bit is not set
+    /// (`quiet.rs`). On the state word's line: a loss writes the state word as it begins, and
+    /// ends a few dozen instructions later, so the line is taken from the readers of the state
+    /// word twice close together instead of once, only at a failure over a clean window.
+    quiet_losses: AtomicU32,
 }
 
 /// Marks [`Control::from_store`] as naming a generation: generation 0 is one too.
@@ -200,6 +207,7 @@ impl<C: Clock> Breaker<C> {
                 waiters: Waiters::new(),
                 slow_call_nanos: AtomicU64::new(slow_call_nanos(&settings)),
                 from_store: AtomicU64::new(0),
+                quiet_losses: AtomicU32::new(0),
             }),
             windows: Windows::new(&settings, initial.generation()),
             stripes: Stripes::new(settings.stripes),
@@ -653,7 +661,7 @@ impl<C: Clock> Breaker<C> {
                 generation,
                 &self.stripes,
                 || self.is_closed_in(generation),
-                || self.quiet_lost(generation),
+                &self.losing_quiet(generation),
             ) {
                 Judgement::Trip(cause) => return Some(cause),
                 Judgement::Stale => return None,
@@ -1127,7 +1135,7 @@ impl<C: Clock> Breaker<C> {
                     generation,
                     &self.stripes,
                     || self.is_closed_in(generation),
-                    || self.quiet_lost(generation),
+                    &self.losing_quiet(generation),
                 );
                 if let Judgement::Trip(cause) = judged {
                     self.trip(generation, cause);

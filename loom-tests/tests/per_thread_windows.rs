@@ -21,7 +21,7 @@ use common::{
     making_with, model_finals, rate, small, spawn_in, success_then_failure,
 };
 use hotbreaker::loom_hooks::give_back_slot;
-use hotbreaker::testing::{ModelConfig, assert_one_chain};
+use hotbreaker::testing::{ModelConfig, assert_one_chain, is_quiet};
 use hotbreaker::{Breaker, ManualClock, State, Trigger};
 use loom::sync::Arc;
 
@@ -410,6 +410,29 @@ fn a_threads_failure_on_a_window_taken_as_full_clears_the_quiet_bit() {
             (metrics.state, metrics.window_failures),
             (State::Closed, 0),
             "{metrics:?}"
+        );
+    });
+}
+
+/// The quiet bit with a window per thread, set again by the last of two threads to clean its
+/// own window: a run rule alone (2 failures), so that every window starts clean; threads A
+/// and B each fail and then succeed in their own window, and each success ends its run and
+/// forgets the failure. At the end every window is clean, and the bit must be set.
+///
+/// Catches (tried): the SeqCst fence of `Windows::may_be_clean_in` left out. Each thread
+/// cleans its window and then looks at the other's; without the fence both may read the
+/// other's window from before its cleaning, and neither sets the bit.
+#[test]
+fn the_last_thread_to_clean_its_window_sets_the_quiet_bit() {
+    check_each_order(2, 2, |order| {
+        let (breaker, _clock) = small(|b| b.consecutive_failures(2).per_thread_windows(true));
+        let _ = breaker.config();
+        assert!(is_quiet(&breaker), "every window starts clean");
+        spawn_in(order, making_with(&breaker, &[&[F, S], &[F, S]], call_through));
+        let metrics = breaker.metrics();
+        assert!(
+            is_quiet(&breaker),
+            "every window is clean, the bit is not set: {metrics:?}"
         );
     });
 }

@@ -1,22 +1,24 @@
 //! The quiet bit (`src/quiet.rs`): while the state word says the window is clean, a success
-//! through `Breaker::call` (or `call_async`, or the tower service) skips the window. The first five models race a failure that lands
-//! on a clean window against a success or a reset that makes the window clean and publishes
-//! the bit, then run more calls through `call` on one thread: if the bit were left set over a
-//! dirty window, those successes would be skipped and the failure would stay in view. The next
-//! two have a success whose call spans a failure, through `call` and through `call_async`. The
-//! last one, ignored until it is fixed, is a known bug: another thread's failure and successes
-//! while a failure that found the window clean has not cleared the bit yet. The end must be
-//! one the sequential reference model reaches for some interleaving (as in `window.rs`).
+//! through `Breaker::call` (or `call_async`, or the tower service) skips the window. The first
+//! five models race a failure that lands on a clean window against a success or a reset that
+//! makes the window clean and publishes the bit, then run more calls through `call` on one
+//! thread: if the bit were left set over a dirty window, those successes would be skipped and
+//! the failure would stay in view. The next two have a success whose call spans a failure,
+//! through `call` and through `call_async`. The next two race a failure over a clean window
+//! against another thread's calls that come after it (through the window, or through a setter
+//! that read the window before it). In all of these the end must be one the sequential
+//! reference model reaches for some interleaving (as in `window.rs`). The last one checks
+//! that the bit comes back once the window is clean again, which no outcome shows.
 
 #![cfg(loom)]
 
 mod common;
 
 use common::{
-    F, R, S, assert_reached, call_through, check, check_against_model_with, from_model,
-    model_finals, rate,
+    F, R, S, assert_reached, call_through, check, check_against_model_with, check_each_order,
+    from_model, making_with, model_finals, rate, spawn_in,
 };
-use hotbreaker::testing::ModelConfig;
+use hotbreaker::testing::{ModelConfig, is_quiet};
 use hotbreaker::{Breaker, ManualClock};
 use loom::sync::Arc;
 
@@ -162,21 +164,18 @@ fn an_async_success_whose_call_spans_a_failure_goes_to_the_window() {
 /// through `call`, fails, succeeds twice and fails again. No order of the calls has three
 /// failures in a row (B's two are two successes apart), so the breaker stays closed.
 ///
-/// **Fails today: a known bug, not fixed yet** (README, "What it does not do (yet)"). A's
-/// failure commits over the clean window and is preempted before it clears `q`. B's failure
-/// then commits over the dirty window, and B's two successes, admitted under the quiet word,
-/// are skipped: the invariant of `src/quiet.rs` places a skipped success before the failure
-/// still clearing `q`, but these come after B's own failure, which comes after A's. B's second
-/// failure finds three failures in a row and trips (loom: `Open`, which no order reaches).
-/// A setter that read the window clean before A's commit can also set `q` inside A's window,
-/// so clearing `q` only when a failure finds it set is not enough: a failure over a dirty
-/// window would have to move the quiet epoch whenever a loss may still be pending. Found on
-/// two threads by a probe (each failing one call in 200 on a window of 20, tripping within
-/// seconds) and bisected to `26ec8d2`; missed by the models above, whose successes after the
-/// race are all on one thread after both failures returned.
+/// Catches (tried, each, `Open` at the end): a failure over a clean window that clears `q`
+/// only after its commit, as `quiet_lost` did before `quiet_losing` existed. A's failure
+/// commits and is preempted before it clears the bit; B's failure commits over the dirty
+/// window, and B's two successes, admitted under the quiet word, are skipped, though they
+/// come after B's failure and so after A's. B's second failure then finds three in a row.
+/// Found on two threads by a probe (each failing one call in 200 on a window of 20, tripping
+/// within milliseconds), missed by the models above, whose successes after the race are all
+/// on one thread after both failures returned. Also the inline failure path committing over
+/// a clean word without the loss begun (`record_failure_in_full` taking a clean word whatever
+/// `quiet_loss_begun` says).
 #[test]
-#[ignore = "known bug: successes skipped after a failure over a dirty window while q is set (README)"]
-fn a_failure_over_a_dirty_window_while_the_bit_is_set_clears_it() {
+fn a_failure_over_a_dirty_window_while_another_leaves_it_clean_is_not_skipped() {
     check_against_model_with(
         2,
         rate(1.0, 3, 3),
@@ -185,6 +184,61 @@ fn a_failure_over_a_dirty_window_while_the_bit_is_set_clears_it() {
         &[],
         call_through,
     );
+}
+
+/// A full window of 3, one failure two successes old; thread A's success ages it out, so the
+/// window forgets it and A publishes the quiet bit, while thread B fails, succeeds, and fails
+/// twice more, all through `call`. B's success comes between its first failure and its last
+/// two in every order, so no three calls in a row fail and the breaker stays closed.
+///
+/// Catches (tried, `Open` at the end): a setter that does not ask whether a loss is under
+/// way (`Breaker::publish_quiet` without its load of `quiet_losses`). A loads the state word
+/// after B's failure began its loss (the epoch moved already), then the window, still clean
+/// before B's commit, and its CAS sets `q` over B's failure: B's success, admitted under the
+/// quiet word after B's failure returned, is skipped, and B's three failures are in a row.
+#[test]
+fn a_setter_that_read_the_window_clean_before_a_failure_does_not_set_the_bit_over_it() {
+    check_against_model_with(
+        2,
+        rate(1.0, 3, 3),
+        &[S, S, S, F, S, S],
+        &[&[S], &[F, S, F, F]],
+        &[],
+        call_through,
+    );
+}
+
+/// A run rule alone (2 failures), its window clean and quiet from the start. Thread A fails,
+/// while thread B succeeds. If B's success comes after A's failure it ends the run, and the
+/// window forgets it: then every window is clean, and the quiet bit must end set, whoever
+/// sets it. B's success may find A's loss still under way and leave the bit to A's
+/// `quiet_lost`; A may then read the window word before B's forgetting. If B's success comes
+/// first, A's failure is in view at the end, and the bit is off.
+///
+/// Checks: the bit is set at the end exactly when the window holds no failure.
+///
+/// Catches (tried, the bit off over a clean window): either SeqCst fence of `quiet.rs` left
+/// out (`quiet_lost`'s after its decrement, or `publish_quiet`'s before its load of the
+/// count): B reads the count A had not yet taken back, and A reads the window from before
+/// B's forgetting.
+#[test]
+fn the_bit_comes_back_when_a_success_cleans_the_window_during_a_loss() {
+    const CONFIG: ModelConfig = ModelConfig {
+        failure_rate: None,
+        consecutive_failures: Some(2),
+        ..rate(1.0, 3, 3)
+    };
+    check_each_order(2, 2, |order| {
+        let (breaker, _clock) = from_model(&CONFIG, 2);
+        assert!(is_quiet(&breaker), "no window to fill");
+        spawn_in(order, making_with(&breaker, &[&[F], &[S]], call_through));
+        let metrics = breaker.metrics();
+        assert_eq!(
+            is_quiet(&breaker),
+            metrics.consecutive_failures == 0,
+            "the bit says whether the window is clean: {metrics:?}"
+        );
+    });
 }
 
 /// The body of the spanning call: another thread's failure, waited for, then `Ok`.

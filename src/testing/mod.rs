@@ -43,3 +43,9 @@ pub fn open_from_store<C: crate::Clock>(
 pub fn opened_from_store<C: crate::Clock>(breaker: &crate::Breaker<C>, generation: u32) -> bool {
     breaker.opened_from_store(generation)
 }
+
+/// Whether the state word's quiet bit is set (`quiet.rs`): for models that check the bit is
+/// set again once every window is clean, which no outcome shows (the bit only saves time).
+pub fn is_quiet<C: crate::Clock>(breaker: &crate::Breaker<C>) -> bool {
+    breaker.is_quiet()
+}

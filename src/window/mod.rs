@@ -173,6 +173,21 @@ pub(crate) enum Judgement {
     Stale,
 }
 
+/// What a failure that finds its window clean does around its commit: from before the commit
+/// until after it, the breaker's state word must not say the window is quiet (`quiet.rs`).
+/// `()` does nothing: a window without a breaker's state word (the unit tests).
+pub(crate) trait QuietLoss {
+    /// Before the failure's first try at committing over a clean word.
+    fn begin(&self);
+    /// After its last try, whichever failure's commit landed.
+    fn end(&self);
+}
+
+impl QuietLoss for () {
+    fn begin(&self) {}
+    fn end(&self) {}
+}
+
 /// What the window holds now, for metrics.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct WindowSnapshot {
@@ -229,9 +244,11 @@ enum Counts {
 /// compare-and-swaps (the window word, then the state word's quiet bit), and three branches
 /// go the other way for a call each (the first success after the failure, the one that
 /// forgets, the first quiet one). The failure makes two compare-and-swaps either way (over a
-/// clean window, the window word and the quiet bit; over a dirty one, the ring's slot and the
-/// window word). On the Intel Xeon of `benches/PERFORMANCE.md` the round cost about as much as
-/// 35 successes in a dirty window ("Forgetting no sooner than 64 successes"). Forgetting as
+/// clean window, the window word and the quiet bit, and since 2026-12-07 two more adds to the
+/// count of losses under way and a SeqCst fence, on the state word's line; over a dirty one,
+/// the ring's slot and the window word). On the Intel Xeon of `benches/PERFORMANCE.md` the
+/// round cost about as much as 35 successes in a dirty window ("Forgetting no sooner than 64
+/// successes"), measured before those were added. Forgetting as
 /// soon as the rules allowed paid it at every failure of the lesson's healthy day (one call in
 /// 40 fails) over 20 calls, which then ran slower than over 100 calls, where the window never
 /// forgets. Waiting for 64 successes, about twice that price, bounds what either choice can
@@ -977,9 +994,9 @@ impl Window {
     /// comes all day, is recorded here, inlined into the breaker's out-of-line failure path;
     /// every other one, and one that loses a race, goes to [`record_failure_in_any_mode`].
     ///
-    /// `left_clean` runs after a failure that found the window clean has committed, before
-    /// this returns: the breaker's state word must stop saying the window is quiet
-    /// (`quiet.rs`).
+    /// A failure that finds the window clean goes there too: it commits between `quiet`'s
+    /// [`begin`](QuietLoss::begin) and [`end`](QuietLoss::end), so that the breaker's state
+    /// word does not say the window is quiet while it holds the failure (`quiet.rs`).
     ///
     /// [`record_failure_in_any_mode`]: Window::record_failure_in_any_mode
     #[inline(always)]
@@ -989,23 +1006,24 @@ impl Window {
         generation: u32,
         stripes: &Stripes,
         is_current: impl Fn() -> bool,
-        left_clean: impl Fn(),
+        quiet: &impl QuietLoss,
     ) -> Judgement {
-        match self.record_failure_in_full(generation, stripes, &is_current, &left_clean) {
+        match self.record_failure_in_full(generation, stripes, &is_current, false) {
             Some(judged) => judged,
-            None => self
-                .record_failure_in_any_mode(settings, generation, stripes, is_current, left_clean),
+            None => {
+                self.record_failure_in_any_mode(settings, generation, stripes, is_current, quiet)
+            }
         }
     }
 
     /// [`record_failure_in_any_mode`](Window::record_failure_in_any_mode) for a window that is
-    /// full (clean or dirty) in `generation`, which is current: the same loads, writes and
-    /// judgement in the same order, without what only a filling window needs (its settings,
-    /// its judgement at the minimum) and without the retry loop. `None` if the window is not
-    /// full in `generation`, `generation` is not current, or a race is lost (the ring's slot
-    /// or the window word moved); then the window word is unchanged, and a record this call
-    /// wrote to the ring is the one the slower path finds there and keeps (`ring.rs`,
-    /// `publish`).
+    /// full in `generation`, which is current: dirty, or clean too if `quiet_loss_begun` (the
+    /// caller has begun the loss of the quiet bit). The same loads, writes and judgement in
+    /// the same order, without what only a filling window needs (its settings, its judgement
+    /// at the minimum) and without the retry loop. `None` if the window is not so,
+    /// `generation` is not current, or a race is lost (the ring's slot or the window word
+    /// moved); then the window word is unchanged, and a record this call wrote to the ring is
+    /// the one the slower path finds there and keeps (`ring.rs`, `publish`).
     ///
     /// The slower path took about 90 instructions more for such a failure
     /// (`.ci/instructions`: `lesson20`, one failure in 40, 51.10 -> 48.75 per call;
@@ -1016,13 +1034,13 @@ impl Window {
         generation: u32,
         stripes: &Stripes,
         is_current: &impl Fn() -> bool,
-        left_clean: &impl Fn(),
+        quiet_loss_begun: bool,
     ) -> Option<Judgement> {
         let rules = self.rules();
         // Acquire, then the state word, as in `word_for` (points 1 and 5).
         let raw = self.word.load(Ordering::Acquire);
-        let full =
-            WindowWord::is_clean_for(raw, generation) || WindowWord::is_dirty_for(raw, generation);
+        let full = WindowWord::is_dirty_for(raw, generation)
+            || quiet_loss_begun && WindowWord::is_clean_for(raw, generation);
         if !full || !is_current() {
             return None;
         }
@@ -1035,9 +1053,6 @@ impl Window {
         self.word
             .compare_exchange(raw, next.0, Ordering::AcqRel, Ordering::Relaxed)
             .ok()?;
-        if word.mode() == Mode::Clean {
-            left_clean();
-        }
         self.quiet_until_aged(generation, stripes, self.forget_after(rules));
         Some(self.judge_failure(rules, tag, word, number, successes, None))
     }
@@ -1045,7 +1060,9 @@ impl Window {
     /// [`record_failure`](Window::record_failure) in any mode of the window: clears a window
     /// left by another generation (`word_for`), hands a full window to
     /// [`record_failure_in_full`](Window::record_failure_in_full), records into a filling one
-    /// here, and retries after a lost race.
+    /// here, and retries after a lost race. A failure that finds the window clean begins the
+    /// quiet bit's loss before it tries to commit, and ends it once it returns, whether or
+    /// not that commit was the one that landed (`quiet.rs`).
     #[inline(never)]
     fn record_failure_in_any_mode(
         &self,
@@ -1053,19 +1070,49 @@ impl Window {
         generation: u32,
         stripes: &Stripes,
         is_current: impl Fn() -> bool,
-        left_clean: impl Fn(),
+        quiet: &impl QuietLoss,
+    ) -> Judgement {
+        let mut quiet_loss_begun = false;
+        let judged = self.record_failure_retrying(
+            settings,
+            generation,
+            stripes,
+            &is_current,
+            quiet,
+            &mut quiet_loss_begun,
+        );
+        if quiet_loss_begun {
+            quiet.end();
+        }
+        judged
+    }
+
+    /// The loop of [`record_failure_in_any_mode`](Window::record_failure_in_any_mode), which
+    /// ends the loss it began (`quiet_loss_begun`) on every way out.
+    fn record_failure_retrying(
+        &self,
+        settings: &Swappable<Settings>,
+        generation: u32,
+        stripes: &Stripes,
+        is_current: &impl Fn() -> bool,
+        quiet: &impl QuietLoss,
+        quiet_loss_begun: &mut bool,
     ) -> Judgement {
         let tag = generation_tag(generation);
         let backoff = Backoff::new();
         loop {
             let empty_mode = || Self::empty_mode_for(self.rules());
-            let Some(word) = self.word_for(generation, &empty_mode, &is_current) else {
+            let Some(word) = self.word_for(generation, &empty_mode, is_current) else {
                 return Judgement::Stale;
             };
             if word.mode() != Mode::Filling {
+                if word.mode() == Mode::Clean && !*quiet_loss_begun {
+                    quiet.begin();
+                    *quiet_loss_begun = true;
+                }
                 // Full: the inline path's work, from its own loads of the words.
                 if let Some(judged) =
-                    self.record_failure_in_full(generation, stripes, &is_current, &left_clean)
+                    self.record_failure_in_full(generation, stripes, is_current, *quiet_loss_begun)
                 {
                     return judged;
                 }
@@ -1554,7 +1601,7 @@ mod tests {
             }
         };
         let failure = |window: &Window| {
-            let judged = window.record_failure(&settings, 0, &stripes, || true, || {});
+            let judged = window.record_failure(&settings, 0, &stripes, || true, &());
             assert_eq!(judged, Judgement::Keep);
         };
         for _ in 0..4 {
@@ -1598,7 +1645,7 @@ mod tests {
         let fail_elsewhere = || {
             std::thread::scope(|scope| {
                 scope.spawn(|| {
-                    let judged = window.record_failure(&settings, 0, &stripes, || true, || {});
+                    let judged = window.record_failure(&settings, 0, &stripes, || true, &());
                     assert_eq!(judged, Judgement::Keep);
                 });
             });
@@ -1677,7 +1724,7 @@ mod tests {
         window.begin(&settings, 100, || true); // the window of a generation long gone
         // Generation 10_000 is current: recording in it clears the window rather than spin.
         let judged =
-            window.record_failure(&Swappable::new(settings), 10_000, &stripes, || true, || {});
+            window.record_failure(&Swappable::new(settings), 10_000, &stripes, || true, &());
         assert_eq!(judged, Judgement::Keep);
         assert_eq!(tag_now(&window), generation_tag(10_000));
         assert_eq!(window.snapshot(&settings, 10_000, &stripes).failures, 1);
@@ -1710,7 +1757,7 @@ mod tests {
                 }
                 is_current
             },
-            || {},
+            &(),
         )
     }
 
@@ -1794,7 +1841,7 @@ mod tests {
                 success(&window, &stripes, &shared, g);
             }
             assert_eq!(
-                window.record_failure(&shared, g, &stripes, || true, || {}),
+                window.record_failure(&shared, g, &stripes, || true, &()),
                 Judgement::Keep
             );
             for _ in 0..4.max(FORGET_NO_SOONER_THAN) {
@@ -1819,7 +1866,7 @@ mod tests {
         let (window, stripes, settings) = window_of_four();
         let shared = Swappable::new(settings);
         assert_eq!(
-            window.record_failure(&shared, 0, &stripes, || true, || {}),
+            window.record_failure(&shared, 0, &stripes, || true, &()),
             Judgement::Keep
         );
         let later = 1 << 13;
@@ -1839,15 +1886,15 @@ mod tests {
         let (window, stripes, settings) = window_of_four();
         let shared = Swappable::new(settings);
         for _ in 0..2 {
-            window.record_failure(&shared, 0, &stripes, || true, || {}); // failure 0 after 0 successes
+            window.record_failure(&shared, 0, &stripes, || true, &()); // failure 0 after 0 successes
         }
         let later = 1 << 13;
         assert!(window.clear_before_closing(&settings, later, false, || true));
         for _ in 0..3 {
             success(&window, &stripes, &shared, later);
         }
-        window.record_failure(&shared, later, &stripes, || true, || {}); // failure 0 after 3 successes
-        window.record_failure(&shared, later, &stripes, || true, || {});
+        window.record_failure(&shared, later, &stripes, || true, &()); // failure 0 after 3 successes
+        window.record_failure(&shared, later, &stripes, || true, &());
         // The last four calls are S S F F: both failures are in view.
         assert_eq!(window.snapshot(&settings, later, &stripes).failures, 2);
     }
@@ -1893,7 +1940,7 @@ mod tests {
         let history = |g: u32| {
             success(&window, &stripes, &shared, g);
             assert_eq!(
-                window.record_failure(&shared, g, &stripes, || true, || {}),
+                window.record_failure(&shared, g, &stripes, || true, &()),
                 Judgement::Keep
             );
         };

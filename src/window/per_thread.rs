@@ -40,10 +40,10 @@
 //!   thread's own window directly, and finds the breaker-wide one only when the thread has
 //!   no window there, which declines.
 
-use super::{Judgement, QuietStanding, Window, WindowSnapshot};
+use super::{Judgement, QuietLoss, QuietStanding, Window, WindowSnapshot};
 use crate::config::Settings;
 use crate::stripes::{LocalStripe, SHARED_INDEX, Stripes};
-use crate::sync::Swappable;
+use crate::sync::{Ordering, Swappable, fence};
 
 pub(crate) struct Windows {
     /// The window of the whole breaker; [`Window::declining`] with a window per thread.
@@ -196,7 +196,7 @@ impl Windows {
         generation: u32,
         stripes: &Stripes,
         is_current: impl Fn() -> bool,
-        left_clean: impl Fn(),
+        quiet: &impl QuietLoss,
     ) -> Judgement {
         // With one window, the thread's stripe does not matter: no slot is looked up.
         let index = if self.per_thread.is_empty() {
@@ -204,7 +204,7 @@ impl Windows {
         } else {
             stripes.local_indexed().0
         };
-        self.record_failure_of_stripe(index, settings, generation, stripes, is_current, left_clean)
+        self.record_failure_of_stripe(index, settings, generation, stripes, is_current, quiet)
     }
 
     /// Records a failure of a call that a thread of stripe `index` issued, wherever it is
@@ -224,10 +224,40 @@ impl Windows {
         generation: u32,
         stripes: &Stripes,
         is_current: impl Fn() -> bool,
-        left_clean: impl Fn(),
+        quiet: &impl QuietLoss,
     ) -> Judgement {
         self.of_stripe(index)
-            .record_failure(settings, generation, stripes, is_current, left_clean)
+            .record_failure(settings, generation, stripes, is_current, quiet)
+    }
+
+    /// The quiet bit's setter's first look (`quiet.rs`, `publish_quiet`): whether every window
+    /// may be clean in `generation`, by loads alone. A setter that finds a window dirty here
+    /// leaves the bit to whoever cleans that window, who sets it after.
+    ///
+    /// With a window per thread, two threads may each clean their own window and then look
+    /// at the other's: a SeqCst fence between the two, as here, lets at most one of them miss
+    /// the other's cleaning, so that the last to clean sets the bit. With one window, its
+    /// cleaner looks at its own write.
+    pub(crate) fn may_be_clean_in(&self, generation: u32) -> bool {
+        if self.per_thread.is_empty() {
+            return self.whole.is_clean_in(generation);
+        }
+        fence(Ordering::SeqCst);
+        self.stand_clean_in(generation)
+    }
+
+    /// Whether every window per thread is clean or filling without a failure in `generation`,
+    /// one of them clean.
+    fn stand_clean_in(&self, generation: u32) -> bool {
+        let mut one_clean = false;
+        for window in &self.per_thread {
+            match window.quiet_standing(generation) {
+                QuietStanding::Clean => one_clean = true,
+                QuietStanding::Unfailed => {}
+                QuietStanding::Neither => return false,
+            }
+        }
+        one_clean
     }
 
     /// Whether every window in use is clean in `generation`: what the state word's quiet bit
@@ -247,15 +277,7 @@ impl Windows {
         if self.per_thread.is_empty() {
             return self.whole.is_clean_in(generation);
         }
-        let mut one_clean = false;
-        for window in &self.per_thread {
-            match window.quiet_standing(generation) {
-                QuietStanding::Clean => one_clean = true,
-                QuietStanding::Unfailed => {}
-                QuietStanding::Neither => return false,
-            }
-        }
-        one_clean
+        self.stand_clean_in(generation)
             && self
                 .per_thread
                 .iter()
@@ -392,7 +414,7 @@ mod tests {
                 }
             };
             let failure = || {
-                let judged = windows.record_failure(&settings, 0, &stripes, || true, || {});
+                let judged = windows.record_failure(&settings, 0, &stripes, || true, &());
                 assert_eq!(judged, Judgement::Keep);
             };
             for _ in 0..4 {
@@ -437,21 +459,21 @@ mod tests {
         for _ in 0..4 {
             success();
         }
-        windows.record_failure(&settings, 0, &stripes, || true, || {});
+        windows.record_failure(&settings, 0, &stripes, || true, &());
         let stripe = stripes.thread_stripe().expect("an own stripe");
         let hint = stripe.quiet_below.load(Ordering::Relaxed);
         // Another stripe's window, filled with failures (which would trip), is full.
         let other = (stripes.thread_slot() as u32 + 1) % 64;
         for _ in 0..4 {
-            windows.record_failure_of_stripe(other, &settings, 0, &stripes, || true, || {});
+            windows.record_failure_of_stripe(other, &settings, 0, &stripes, || true, &());
         }
         // Two successes age the failure: the count moves on, the hint stays.
         success();
         success();
-        windows.record_failure_of_stripe(other, &settings, 0, &stripes, || true, || {});
+        windows.record_failure_of_stripe(other, &settings, 0, &stripes, || true, &());
         assert_eq!(stripe.quiet_below.load(Ordering::Relaxed), hint);
         // Its own failure moves it, as before.
-        windows.record_failure(&settings, 0, &stripes, || true, || {});
+        windows.record_failure(&settings, 0, &stripes, || true, &());
         assert_eq!(stripe.quiet_below.load(Ordering::Relaxed), hint + 2);
     }
 
@@ -466,7 +488,7 @@ mod tests {
                     windows.record_success_slow(0, &stripes, &settings, || true);
                 }
             }
-            windows.record_failure(&settings, 0, &stripes, || true, || {});
+            windows.record_failure(&settings, 0, &stripes, || true, &());
             let stripe = stripes.thread_stripe().expect("an own stripe");
             let counted = stripe.window_successes.load(Ordering::Relaxed);
             // The turn: the hint says the next success checks.
