@@ -7,8 +7,10 @@
 //!
 //! PATH is one of `bare`, `healthy`, `lesson20`, `lesson100`, `rejection`, `failure_run`,
 //! `failure_rate20` (the paths (a), (b), (c) and (d) of `benches/overhead`, single-threaded,
-//! with the same settings), or `healthy_per_thread`, `lesson20_per_thread` (the same with a
-//! window per thread). Each path is set up
+//! with the same settings), `healthy_per_thread`, `lesson20_per_thread` (the same with a
+//! window per thread), or `sparse200` (one call in 200 fails, rate rule over 20: the window
+//! forgets each failure before the next, which then finds it clean and loses the quiet bit,
+//! `src/quiet.rs`). Each path is set up
 //! and warmed up first, then run by a function whose name starts with `measured_`: callgrind
 //! collects only inside it (`--toggle-collect`), so set-up, the clock's calibration and the
 //! thread's first call do not count. Nothing here is timed.
@@ -110,6 +112,46 @@ fn lesson(window: usize, per_thread: bool, calls: u64) {
     assert!(breaker.try_acquire().is_ok(), "2.5 % must not trip it");
 }
 
+/// The `sparse200` day: one call in `SPARSE_EVERY` fails. A countdown, as `LessonDay`'s.
+const SPARSE_EVERY: u32 = 200;
+
+struct SparseDay {
+    until_failure: u32,
+}
+
+impl SparseDay {
+    #[inline(always)]
+    fn next(&mut self) -> Reply {
+        self.until_failure -= 1;
+        if self.until_failure == 0 {
+            self.until_failure = SPARSE_EVERY;
+            Err(black_box(2))
+        } else {
+            Ok(black_box(1))
+        }
+    }
+}
+
+#[inline(never)]
+fn measured_sparse(breaker: &Breaker, day: &mut SparseDay, calls: u64) {
+    for _ in 0..calls {
+        black_box(run(breaker, || day.next()));
+    }
+}
+
+fn sparse(calls: u64) {
+    let breaker = breaker(20);
+    let mut day = SparseDay {
+        until_failure: SPARSE_EVERY,
+    };
+    // Past the filling window and into the repeating pattern, at a failure's boundary.
+    for _ in 0..10 * u64::from(SPARSE_EVERY) {
+        let _ = breaker.call(|| day.next());
+    }
+    measured_sparse(&breaker, &mut day, calls);
+    assert!(breaker.try_acquire().is_ok(), "0.5 % must not trip it");
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     // `cargo bench` passes `--bench`; ignore flags.
@@ -123,7 +165,7 @@ fn main() {
         [] => return, // `cargo bench` with no arguments: nothing to count
         _ => {
             eprintln!(
-                "usage: instructions bare|healthy|healthy_per_thread|lesson20|lesson20_per_thread|lesson100|rejection|failure_run|failure_rate20 CALLS"
+                "usage: instructions bare|healthy|healthy_per_thread|lesson20|lesson20_per_thread|lesson100|sparse200|rejection|failure_run|failure_rate20 CALLS"
             );
             std::process::exit(2);
         }
@@ -156,6 +198,7 @@ fn main() {
             failure(breaker, 10, calls);
         }
         "lesson100" => lesson(100, false, calls),
+        "sparse200" => sparse(calls),
         "rejection" => {
             let breaker = breaker(20);
             while !matches!(breaker.call(|| Reply::Err(0)), Err(CallError::Rejected(_))) {}
