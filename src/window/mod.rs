@@ -188,6 +188,22 @@ impl QuietLoss for () {
     fn end(&self) {}
 }
 
+/// A loss begun ([`QuietLoss::begin`]), ended when this is dropped.
+struct LossUnderWay<'q, Q: QuietLoss>(&'q Q);
+
+impl<'q, Q: QuietLoss> LossUnderWay<'q, Q> {
+    fn begin(quiet: &'q Q) -> Self {
+        quiet.begin();
+        LossUnderWay(quiet)
+    }
+}
+
+impl<Q: QuietLoss> Drop for LossUnderWay<'_, Q> {
+    fn drop(&mut self) {
+        self.0.end();
+    }
+}
+
 /// What the window holds now, for metrics.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct WindowSnapshot {
@@ -1061,58 +1077,33 @@ impl Window {
     /// left by another generation (`word_for`), hands a full window to
     /// [`record_failure_in_full`](Window::record_failure_in_full), records into a filling one
     /// here, and retries after a lost race. A failure that finds the window clean begins the
-    /// quiet bit's loss before it tries to commit, and ends it once it returns, whether or
-    /// not that commit was the one that landed (`quiet.rs`).
+    /// quiet bit's loss before it tries to commit, and ends it on its way out, whether or not
+    /// its commit was the one that landed (`quiet.rs`): by a guard, so that not even a panic
+    /// leaves the loss under way, which would keep the bit off for good.
     #[inline(never)]
-    fn record_failure_in_any_mode(
+    fn record_failure_in_any_mode<Q: QuietLoss>(
         &self,
         settings: &Swappable<Settings>,
         generation: u32,
         stripes: &Stripes,
         is_current: impl Fn() -> bool,
-        quiet: &impl QuietLoss,
+        quiet: &Q,
     ) -> Judgement {
-        let mut quiet_loss_begun = false;
-        let judged = self.record_failure_retrying(
-            settings,
-            generation,
-            stripes,
-            &is_current,
-            quiet,
-            &mut quiet_loss_begun,
-        );
-        if quiet_loss_begun {
-            quiet.end();
-        }
-        judged
-    }
-
-    /// The loop of [`record_failure_in_any_mode`](Window::record_failure_in_any_mode), which
-    /// ends the loss it began (`quiet_loss_begun`) on every way out.
-    fn record_failure_retrying(
-        &self,
-        settings: &Swappable<Settings>,
-        generation: u32,
-        stripes: &Stripes,
-        is_current: &impl Fn() -> bool,
-        quiet: &impl QuietLoss,
-        quiet_loss_begun: &mut bool,
-    ) -> Judgement {
+        let mut loss: Option<LossUnderWay<'_, Q>> = None;
         let tag = generation_tag(generation);
         let backoff = Backoff::new();
         loop {
             let empty_mode = || Self::empty_mode_for(self.rules());
-            let Some(word) = self.word_for(generation, &empty_mode, is_current) else {
+            let Some(word) = self.word_for(generation, &empty_mode, &is_current) else {
                 return Judgement::Stale;
             };
             if word.mode() != Mode::Filling {
-                if word.mode() == Mode::Clean && !*quiet_loss_begun {
-                    quiet.begin();
-                    *quiet_loss_begun = true;
+                if word.mode() == Mode::Clean && loss.is_none() {
+                    loss = Some(LossUnderWay::begin(quiet));
                 }
                 // Full: the inline path's work, from its own loads of the words.
                 if let Some(judged) =
-                    self.record_failure_in_full(generation, stripes, is_current, *quiet_loss_begun)
+                    self.record_failure_in_full(generation, stripes, &is_current, loss.is_some())
                 {
                     return judged;
                 }
