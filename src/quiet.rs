@@ -79,7 +79,10 @@
 //! after `D` or the loss reads the window after the cleaning, and one of them sets `q`
 //! (loom: `the_bit_comes_back_when_a_success_cleans_the_window_during_a_loss`). Without them
 //! both could read the other's old value, and `q` would stay off over a clean window: no
-//! judgement changes, but every success would read the window until it next turns clean.
+//! judgement changes, but every success would read the window until it next turns clean. With
+//! a window per thread the same holds between two cleaners of two windows, each looking at
+//! the other's after its own write: the fence goes before the look (loom:
+//! `the_last_thread_to_clean_its_window_sets_the_quiet_bit`). Each setter fences once.
 //!
 //! # Who sets it
 //!
@@ -130,18 +133,34 @@ impl<C: Clock> Breaker<C> {
     #[cold]
     #[inline(never)]
     pub(crate) fn publish_quiet(&self, generation: u32) {
+        self.publish_quiet_fenced(generation, false);
+    }
+
+    /// [`publish_quiet`](Breaker::publish_quiet), after a SeqCst fence of the caller's if
+    /// `fenced`. One fence per call is enough (see "Coming back" in the module's docs): with
+    /// one window it stands between the look at the window, which sees the caller's own
+    /// cleaning, and the load of the count; with a window per thread before the look, which
+    /// reads the other threads' windows (two threads each cleaning their own window and then
+    /// looking at the other's would otherwise both miss the other's cleaning).
+    fn publish_quiet_fenced(&self, generation: u32, mut fenced: bool) {
         let mut word = StateWord(self.control.state.load(Ordering::Acquire));
         loop {
             if !word.is_closed() || word.generation() != generation || word.is_quiet() {
                 return;
             }
+            if !fenced && !self.windows.is_one_window() {
+                fence(Ordering::SeqCst);
+                fenced = true;
+            }
             // A first look: most callers (a success the quick path declined) find a failure
-            // in view, and stop here without the fence.
-            if !self.windows.may_be_clean_in(generation) {
+            // in view, and stop here without a fence when there is one window.
+            if !self.windows.look_clean_in(generation) {
                 return;
             }
-            // SeqCst: the cleaner's half of the fences in "Memory ordering".
-            fence(Ordering::SeqCst);
+            if !fenced {
+                fence(Ordering::SeqCst);
+                fenced = true;
+            }
             // After the state word's load, before the windows': see the module's docs.
             if self.control.quiet_losses.load(Ordering::Acquire) != 0 {
                 return;
@@ -201,9 +220,9 @@ impl<C: Clock> Breaker<C> {
         // Release, after the failure's commit: a setter that reads this count, or a later
         // one, reads the window word after the commit.
         self.control.quiet_losses.fetch_sub(1, Ordering::Release);
-        // SeqCst: the loss's half of the fences in "Memory ordering".
+        // SeqCst: the loss's half of the fences in "Coming back", before any load of a window.
         fence(Ordering::SeqCst);
-        self.publish_quiet(generation);
+        self.publish_quiet_fenced(generation, true);
     }
 
     /// The [`QuietLoss`] a failure of `generation` brackets its commit over a clean window

@@ -419,9 +419,10 @@ fn a_threads_failure_on_a_window_taken_as_full_clears_the_quiet_bit() {
 /// and B each fail and then succeed in their own window, and each success ends its run and
 /// forgets the failure. At the end every window is clean, and the bit must be set.
 ///
-/// Catches (tried): the SeqCst fence of `Windows::may_be_clean_in` left out. Each thread
-/// cleans its window and then looks at the other's; without the fence both may read the
-/// other's window from before its cleaning, and neither sets the bit.
+/// Catches (tried): the SeqCst fence that `Breaker::publish_quiet` makes before its first
+/// look when there is a window per thread, left out. Each thread cleans its window and then
+/// looks at the other's; without the fence both may read the other's window from before its
+/// cleaning, and neither sets the bit.
 #[test]
 fn the_last_thread_to_clean_its_window_sets_the_quiet_bit() {
     check_each_order(2, 2, |order| {

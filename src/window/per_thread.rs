@@ -43,7 +43,7 @@
 use super::{Judgement, QuietLoss, QuietStanding, Window, WindowSnapshot};
 use crate::config::Settings;
 use crate::stripes::{LocalStripe, SHARED_INDEX, Stripes};
-use crate::sync::{Ordering, Swappable, fence};
+use crate::sync::Swappable;
 
 pub(crate) struct Windows {
     /// The window of the whole breaker; [`Window::declining`] with a window per thread.
@@ -233,17 +233,16 @@ impl Windows {
     /// The quiet bit's setter's first look (`quiet.rs`, `publish_quiet`): whether every window
     /// may be clean in `generation`, by loads alone. A setter that finds a window dirty here
     /// leaves the bit to whoever cleans that window, who sets it after.
-    ///
-    /// With a window per thread, two threads may each clean their own window and then look
-    /// at the other's: a SeqCst fence between the two, as here, lets at most one of them miss
-    /// the other's cleaning, so that the last to clean sets the bit. With one window, its
-    /// cleaner looks at its own write.
-    pub(crate) fn may_be_clean_in(&self, generation: u32) -> bool {
+    pub(crate) fn look_clean_in(&self, generation: u32) -> bool {
         if self.per_thread.is_empty() {
             return self.whole.is_clean_in(generation);
         }
-        fence(Ordering::SeqCst);
         self.stand_clean_in(generation)
+    }
+
+    /// Whether the breaker has one window, not one per thread.
+    pub(crate) fn is_one_window(&self) -> bool {
+        self.per_thread.is_empty()
     }
 
     /// Whether every window per thread is clean or filling without a failure in `generation`,
