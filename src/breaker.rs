@@ -112,12 +112,6 @@ struct Control {
     /// [`FROM_STORE`] set; 0 before the first. Read by every follower of the breaker, so that
     /// none publishes such an opening as the breaker's own (`open_from_store`).
     from_store: AtomicU64,
-    /// Failures between [`quiet_losing`](Breaker::quiet_losing) and
-    /// [`quiet_lost`](Breaker::quiet_lost): while it is not 0, the quiet bit is not set
-    /// (`quiet.rs`). On the state word's line: a loss writes the state word as it begins, and
-    /// ends a few dozen instructions later, so the line is taken from the readers of the state
-    /// word twice close together instead of once, only at a failure over a clean window.
-    quiet_losses: AtomicU32,
 }
 
 /// Marks [`Control::from_store`] as naming a generation: generation 0 is one too.
@@ -154,7 +148,8 @@ struct CallsOutSweeps {
     hung: AtomicU64,
 }
 
-/// Counts written off the call path: by transitions, and (`exported`) by metrics exports.
+/// Counts written off the healthy path: by transitions, (`exported`) by metrics exports, and
+/// (`quiet_losses`) by failures over a clean window.
 #[derive(Default)]
 struct TransitionCounts {
     openings: AtomicU64,
@@ -170,6 +165,12 @@ struct TransitionCounts {
     /// the breaker (a name and seven numbers on the heap for each name it is exported under).
     #[cfg(feature = "metrics")]
     exported: crate::metrics_export::ExportedTotals,
+    /// Failures between [`quiet_losing`](Breaker::quiet_losing) and
+    /// [`quiet_lost`](Breaker::quiet_lost): while it is not 0, the quiet bit is not set
+    /// (`quiet.rs`). Here, not beside the state word, whose line every call reads and which
+    /// had no room left (it took the breaker 128 bytes more): a loss writes it twice, a setter
+    /// reads it only when it finds every window clean.
+    quiet_losses: AtomicU32,
 }
 
 impl Breaker<QuantaClock> {
@@ -207,7 +208,6 @@ impl<C: Clock> Breaker<C> {
                 waiters: Waiters::new(),
                 slow_call_nanos: AtomicU64::new(slow_call_nanos(&settings)),
                 from_store: AtomicU64::new(0),
-                quiet_losses: AtomicU32::new(0),
             }),
             windows: Windows::new(&settings, initial.generation()),
             stripes: Stripes::new(settings.stripes),

@@ -41,8 +41,9 @@
 //! # Memory ordering
 //!
 //! Every write of the window word is a read-modify-write, so its modification order is a chain;
-//! so is every write of the state word (outside tests), and of `Control::quiet_losses`, so a
-//! value later than a release write of one is in that write's release sequence.
+//! so is every write of the state word (outside tests), and of the count of losses under way
+//! (`TransitionCounts::quiet_losses`), so a value later than a release write of one is in
+//! that write's release sequence.
 //!
 //! - *Losing* ([`quiet_losing`](Breaker::quiet_losing), then
 //!   [`quiet_lost`](Breaker::quiet_lost)): a failure `F` that finds the window clean in `g`
@@ -162,7 +163,7 @@ impl<C: Clock> Breaker<C> {
                 fenced = true;
             }
             // After the state word's load, before the windows': see the module's docs.
-            if self.control.quiet_losses.load(Ordering::Acquire) != 0 {
+            if self.transitions.quiet_losses.load(Ordering::Acquire) != 0 {
                 return;
             }
             if !self.windows.are_clean_in(generation) {
@@ -190,7 +191,9 @@ impl<C: Clock> Breaker<C> {
         // Relaxed: the CAS below, a release, carries it to every setter that loads the state
         // word after. (If there is no CAS, `generation` is over, and no setter's CAS from a
         // word of it can succeed.)
-        self.control.quiet_losses.fetch_add(1, Ordering::Relaxed);
+        self.transitions
+            .quiet_losses
+            .fetch_add(1, Ordering::Relaxed);
         let mut word = StateWord(self.control.state.load(Ordering::Acquire));
         loop {
             // A transition moved the word on: no setter's CAS from a word of `generation`
@@ -219,7 +222,9 @@ impl<C: Clock> Breaker<C> {
     pub(crate) fn quiet_lost(&self, generation: u32) {
         // Release, after the failure's commit: a setter that reads this count, or a later
         // one, reads the window word after the commit.
-        self.control.quiet_losses.fetch_sub(1, Ordering::Release);
+        self.transitions
+            .quiet_losses
+            .fetch_sub(1, Ordering::Release);
         // SeqCst: the loss's half of the fences in "Coming back", before any load of a window.
         fence(Ordering::SeqCst);
         self.publish_quiet_fenced(generation, true);
