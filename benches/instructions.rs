@@ -21,7 +21,7 @@ mod calls;
 use std::hint::black_box;
 use std::time::Duration;
 
-use calls::{FAIL_EVERY, LessonDay, MostlyFailing, Reply, succeed};
+use calls::{FAIL_EVERY, FailingEvery, LessonDay, MostlyFailing, Reply, succeed};
 use hotbreaker::{Breaker, CallError};
 
 fn breaker(window: usize) -> Breaker {
@@ -112,25 +112,9 @@ fn lesson(window: usize, per_thread: bool, calls: u64) {
     assert!(breaker.try_acquire().is_ok(), "2.5 % must not trip it");
 }
 
-/// The `sparse200` day: one call in `SPARSE_EVERY` fails. A countdown, as `LessonDay`'s.
+/// The `sparse200` day: one call in `SPARSE_EVERY` fails.
 const SPARSE_EVERY: u32 = 200;
-
-struct SparseDay {
-    until_failure: u32,
-}
-
-impl SparseDay {
-    #[inline(always)]
-    fn next(&mut self) -> Reply {
-        self.until_failure -= 1;
-        if self.until_failure == 0 {
-            self.until_failure = SPARSE_EVERY;
-            Err(black_box(2))
-        } else {
-            Ok(black_box(1))
-        }
-    }
-}
+type SparseDay = FailingEvery<SPARSE_EVERY>;
 
 #[inline(never)]
 fn measured_sparse(breaker: &Breaker, day: &mut SparseDay, calls: u64) {
@@ -141,9 +125,7 @@ fn measured_sparse(breaker: &Breaker, day: &mut SparseDay, calls: u64) {
 
 fn sparse(calls: u64) {
     let breaker = breaker(20);
-    let mut day = SparseDay {
-        until_failure: SPARSE_EVERY,
-    };
+    let mut day = SparseDay::new(0);
     // Past the filling window and into the repeating pattern, at a failure's boundary.
     for _ in 0..10 * u64::from(SPARSE_EVERY) {
         let _ = breaker.call(|| day.next());

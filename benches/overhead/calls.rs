@@ -16,16 +16,19 @@ pub fn succeed() -> Reply {
     Ok(black_box(1))
 }
 
-/// The lesson's healthy day, one thread's share of it: every [`FAIL_EVERY`]th call fails.
-pub struct LessonDay {
+/// A day on which every `N`-th call fails, one thread's share of it.
+pub struct FailingEvery<const N: u32> {
     until_failure: u32,
 }
 
-impl LessonDay {
+/// The lesson's healthy day: every [`FAIL_EVERY`]th call fails.
+pub type LessonDay = FailingEvery<FAIL_EVERY>;
+
+impl<const N: u32> FailingEvery<N> {
     /// Threads start at different points of the pattern, as they would.
     pub fn new(thread: usize) -> Self {
-        LessonDay {
-            until_failure: FAIL_EVERY - (thread as u32 * FAIL_EVERY / 2) % FAIL_EVERY,
+        FailingEvery {
+            until_failure: N - (thread as u32 * N / 2) % N,
         }
     }
 
@@ -33,7 +36,7 @@ impl LessonDay {
     pub fn next(&mut self) -> Reply {
         self.until_failure -= 1;
         if self.until_failure == 0 {
-            self.until_failure = FAIL_EVERY;
+            self.until_failure = N;
             Err(black_box(2))
         } else {
             Ok(black_box(1))
