@@ -57,7 +57,9 @@
 //!   and check that it is 0; load the window word (`Acquire`) and check that it is clean in
 //!   `g` (all 32 bits of `g`), or, for a window per thread filling without a failure, replace
 //!   its word by the clean one (`AcqRel` CAS, whose read stands for the load); CAS the state
-//!   word from `s` to `s` with `q` (`AcqRel`).
+//!   word from `s` to `s` with `q` (`AcqRel`). (A first look at the windows before the count,
+//!   by loads alone, only lets a setter stop early when one is dirty; it decides nothing that
+//!   the argument below needs.)
 //!
 //! Let a setter's window load read the clean value `r`, and let `F` be the first failure whose
 //! commit `C` follows `r`. If the setter's state load read `B` or a later value, it

@@ -429,7 +429,10 @@ fn the_last_thread_to_clean_its_window_sets_the_quiet_bit() {
         let (breaker, _clock) = small(|b| b.consecutive_failures(2).per_thread_windows(true));
         let _ = breaker.config();
         assert!(is_quiet(&breaker), "every window starts clean");
-        spawn_in(order, making_with(&breaker, &[&[F, S], &[F, S]], call_through));
+        spawn_in(
+            order,
+            making_with(&breaker, &[&[F, S], &[F, S]], call_through),
+        );
         let metrics = breaker.metrics();
         assert!(
             is_quiet(&breaker),

@@ -16,7 +16,7 @@ mod common;
 
 use common::{
     F, R, S, assert_reached, call_through, check, check_against_model_with, check_each_order,
-    from_model, making_with, model_finals, rate, spawn_in,
+    from_model, making_with, model_finals, rate, run_rule, spawn_in,
 };
 use hotbreaker::testing::{ModelConfig, is_quiet};
 use hotbreaker::{Breaker, ManualClock};
@@ -82,11 +82,7 @@ fn a_failure_over_a_filling_success_clears_the_quiet_bit() {
 /// and B's failure and the last two make a run of 3 that trips.
 #[test]
 fn a_failure_over_a_run_breaking_success_clears_the_quiet_bit() {
-    const CONFIG: ModelConfig = ModelConfig {
-        failure_rate: None,
-        consecutive_failures: Some(3),
-        ..rate(1.0, 3, 3)
-    };
+    const CONFIG: ModelConfig = run_rule(3);
     check_against_model_with(2, CONFIG, &[F], &[&[S], &[F]], &[S, F, F], call_through);
 }
 
@@ -101,11 +97,7 @@ fn a_failure_over_a_run_breaking_success_clears_the_quiet_bit() {
 /// failure, the success is skipped and the last failure makes a run of 2 that trips.
 #[test]
 fn a_failure_after_a_reset_clears_the_quiet_bit_the_reset_published() {
-    const CONFIG: ModelConfig = ModelConfig {
-        failure_rate: None,
-        consecutive_failures: Some(2),
-        ..rate(1.0, 3, 3)
-    };
+    const CONFIG: ModelConfig = run_rule(2);
     check_against_model_with(2, CONFIG, &[], &[&[R], &[F]], &[S, F], call_through);
 }
 
@@ -125,11 +117,7 @@ fn a_failure_after_a_reset_clears_the_quiet_bit_the_reset_published() {
 /// stays at 1 because with three threads a bound of 2 takes over two minutes.
 #[test]
 fn a_failure_over_a_success_clearing_for_a_reset_clears_the_quiet_bit() {
-    const CONFIG: ModelConfig = ModelConfig {
-        failure_rate: None,
-        consecutive_failures: Some(2),
-        ..rate(1.0, 3, 3)
-    };
+    const CONFIG: ModelConfig = run_rule(2);
     check_against_model_with(1, CONFIG, &[], &[&[R], &[F], &[S]], &[S, F], call_through);
 }
 
@@ -223,11 +211,7 @@ fn a_setter_that_read_the_window_clean_before_a_failure_does_not_set_the_bit_ove
 /// B's forgetting.
 #[test]
 fn the_bit_comes_back_when_a_success_cleans_the_window_during_a_loss() {
-    const CONFIG: ModelConfig = ModelConfig {
-        failure_rate: None,
-        consecutive_failures: Some(2),
-        ..rate(1.0, 3, 3)
-    };
+    const CONFIG: ModelConfig = run_rule(2);
     check_each_order(2, 2, |order| {
         let (breaker, _clock) = from_model(&CONFIG, 2);
         assert!(is_quiet(&breaker), "no window to fill");
@@ -249,11 +233,7 @@ type SpanningBody<'a> = &'a dyn Fn() -> Result<(), ()>;
 fn check_a_success_spanning_a_failure(
     spanning: fn(&Breaker<ManualClock>, SpanningBody<'_>) -> bool,
 ) {
-    const CONFIG: ModelConfig = ModelConfig {
-        failure_rate: None,
-        consecutive_failures: Some(2),
-        ..rate(1.0, 3, 3)
-    };
+    const CONFIG: ModelConfig = run_rule(2);
     let allowed = model_finals(CONFIG, &[F, S, F], &[], &[]);
     check(2, move || {
         let (breaker, _clock) = from_model(&CONFIG, 2);

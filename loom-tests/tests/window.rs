@@ -7,8 +7,8 @@ mod common;
 
 use common::{
     F, Maker, OPEN, R, Role, S, assert_reached, call_through, check, check_against_model,
-    check_each_order, from_model, make, make_through_permits, model_finals, rate, small, spawn_in,
-    success_then_failure,
+    check_each_order, from_model, make, make_through_permits, model_finals, rate, run_rule, small,
+    spawn_in, success_then_failure,
 };
 use hotbreaker::State;
 use hotbreaker::testing::ModelConfig;
@@ -106,11 +106,7 @@ fn forgetting_races_a_new_failure() {
 /// run. No other model caught it.
 #[test]
 fn a_run_reads_the_record_its_predecessor_wrote_before_committing() {
-    const CONFIG: ModelConfig = ModelConfig {
-        failure_rate: None,
-        consecutive_failures: Some(3),
-        ..rate(1.0, 3, 3)
-    };
+    const CONFIG: ModelConfig = run_rule(3);
     check_against_model(2, CONFIG, &[F], &[&[F], &[F]], &[]);
 }
 
@@ -404,11 +400,7 @@ fn a_stale_success_at_its_turn_does_not_forget_a_later_generations_failure() {
 /// A's failure nor the last one finds a run.
 #[test]
 fn a_failure_counts_the_successes_after_it_loads_the_window() {
-    const CONFIG: ModelConfig = ModelConfig {
-        failure_rate: None,
-        consecutive_failures: Some(2),
-        ..rate(1.0, 3, 3)
-    };
+    const CONFIG: ModelConfig = run_rule(2);
     check_against_model(2, CONFIG, &[F], &[&[F], &[S, F]], &[F]);
 }
 

@@ -260,8 +260,8 @@ enum Counts {
 /// compare-and-swaps (the window word, then the state word's quiet bit), and three branches
 /// go the other way for a call each (the first success after the failure, the one that
 /// forgets, the first quiet one). The failure makes two compare-and-swaps either way (over a
-/// clean window, the window word and the quiet bit, and since 2026-12-07 two more adds to the
-/// count of losses under way and a SeqCst fence, on the state word's line; over a dirty one,
+/// clean window, the window word and the quiet bit, and since 2026-12-07 two adds to the count
+/// of losses under way and a SeqCst fence (`quiet.rs`); over a dirty one,
 /// the ring's slot and the window word). On the Intel Xeon of `benches/PERFORMANCE.md` the
 /// round cost about as much as 35 successes in a dirty window ("Forgetting no sooner than 64
 /// successes"), measured before those were added. Forgetting as

@@ -393,6 +393,16 @@ pub fn assert_reached(allowed: &HashSet<Final>, breaker: &Breaker<ManualClock>) 
     );
 }
 
+/// A reference-model configuration with a run rule of `length` consecutive failures only,
+/// whose window starts clean (no rate rule to fill).
+pub const fn run_rule(length: u32) -> ModelConfig {
+    ModelConfig {
+        failure_rate: None,
+        consecutive_failures: Some(length),
+        ..rate(1.0, 3, 3)
+    }
+}
+
 /// A reference-model configuration with a failure-rate rule only.
 pub const fn rate(threshold: f64, window: u32, minimum: u32) -> ModelConfig {
     ModelConfig {
