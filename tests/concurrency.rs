@@ -1,12 +1,13 @@
-//! Invariants under real threads: exact probe admission, one trip per burst of failures,
-//! counters that add up. These check outcomes, never timings; the exhaustive interleaving
-//! checks are the loom models in `loom-tests/`.
+//! Invariants under real threads: exact probe admission, one trip per burst of failures, no
+//! trip on a healthy day, no failure lost when the dependency goes down, counters that add
+//! up. These check outcomes, never timings; the exhaustive interleaving checks are the loom
+//! models in `loom-tests/`.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
-use hotbreaker::{Breaker, ManualClock, State};
+use hotbreaker::{Breaker, CallError, ManualClock, State};
 
 const THREADS: usize = 6;
 
@@ -214,5 +215,82 @@ fn threads_through_call_with_sparse_failures_never_trip() {
             (0, 4 * 5_000),
             "round {round}: {metrics:?}"
         );
+    }
+}
+
+#[test]
+fn a_dependency_that_starts_failing_trips_within_a_window_of_failures() {
+    // The other side of the test above: no failure may be lost either. Threads share one
+    // window of 20 (threshold: half) through `call`, first on a healthy day (one call in 200
+    // fails, so the window turns quiet and a failure finds it clean now and then), then, past
+    // a barrier, with every call failing. In any order of their calls, the window holds 10
+    // failures once 10 of the second phase are recorded, so the tenth trips at the latest;
+    // besides those, each other thread has at most one call admitted before the trip and
+    // recorded after it. A failure the window dropped in a race would let more through (tried:
+    // a failure that gives up after losing its commit to another's, instead of retrying, let
+    // 12 through where 11 may pass, within 120 rounds, in each of three runs).
+    const WINDOW: usize = 20;
+    const THRESHOLD: u64 = 10;
+    for (per_thread_windows, threads) in [(false, 4), (false, 2), (true, 4)] {
+        // A window per thread trips once one thread's window holds its threshold: each
+        // thread may have its 9 recorded and one more admitted.
+        let most_admitted = if per_thread_windows {
+            THRESHOLD * threads as u64
+        } else {
+            THRESHOLD - 1 + threads as u64
+        };
+        for round in 0..1000 {
+            let breaker = Breaker::builder()
+                .failure_rate(0.5, WINDOW)
+                .per_thread_windows(per_thread_windows)
+                .open_duration(Duration::from_secs(3600))
+                .build()
+                .unwrap();
+            let failing_admitted = AtomicU64::new(0);
+            let start = Barrier::new(threads);
+            std::thread::scope(|scope| {
+                for thread in 0..threads as u32 {
+                    let (breaker, start, failing_admitted) = (&breaker, &start, &failing_admitted);
+                    scope.spawn(move || {
+                        for i in 0..2_000u32 {
+                            let fail = (i + thread * 50) % 200 == 0;
+                            let _ = std::hint::black_box(breaker.call(|| {
+                                if std::hint::black_box(fail) {
+                                    Err(i)
+                                } else {
+                                    Ok(i)
+                                }
+                            }));
+                        }
+                        start.wait();
+                        let mut admitted = 0;
+                        while let Err(CallError::Failed(_)) =
+                            breaker.call(|| Err::<(), u32>(thread))
+                        {
+                            admitted += 1;
+                        }
+                        failing_admitted.fetch_add(admitted, Ordering::Relaxed);
+                    });
+                }
+            });
+            let metrics = breaker.metrics();
+            let healthy_failures = threads as u64 * 10;
+            assert_eq!(
+                (metrics.state, metrics.openings),
+                (State::Open, 1),
+                "{per_thread_windows} {threads} round {round}: {metrics:?}"
+            );
+            let admitted = failing_admitted.load(Ordering::Relaxed);
+            assert_eq!(
+                metrics.failures,
+                healthy_failures + admitted,
+                "every admitted failure is counted"
+            );
+            assert!(
+                admitted <= most_admitted,
+                "{per_thread_windows} {threads} round {round}: {admitted} failing calls \
+                 admitted, at most {most_admitted} may be: {metrics:?}"
+            );
+        }
     }
 }
