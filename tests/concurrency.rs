@@ -220,32 +220,58 @@ fn threads_through_call_with_sparse_failures_never_trip() {
 
 #[test]
 fn a_dependency_that_starts_failing_trips_within_a_window_of_failures() {
-    // The other side of the test above: no failure may be lost either. Threads share one
-    // window of 20 (threshold: half) through `call`, first on a healthy day (one call in 200
-    // fails, so the window turns quiet and a failure finds it clean now and then), then, past
-    // a barrier, with every call failing. In any order of their calls, the window holds 10
-    // failures once 10 of the second phase are recorded, so the tenth trips at the latest;
-    // besides those, each other thread has at most one call admitted before the trip and
-    // recorded after it. A failure the window dropped in a race would let more through (tried:
-    // a failure that gives up after losing its commit to another's, instead of retrying, let
-    // 12 through where 11 may pass, within 120 rounds, in each of three runs).
-    const WINDOW: usize = 20;
-    const THRESHOLD: u64 = 10;
-    for (per_thread_windows, threads) in [(false, 4), (false, 2), (true, 4)] {
-        // A window per thread trips once one thread's window holds its threshold: each
-        // thread may have its 9 recorded and one more admitted.
+    // The other side of the test above: no failure may be lost either. Threads share a
+    // breaker through `call`, first on a healthy day (each fails one call in 200, so the
+    // window turns quiet and a failure finds it clean now and then; a run never holds more
+    // than one failure of each thread), then, past a barrier, with every call failing. In any
+    // order of their calls the rule is met once `trips_by` failures of the second phase are
+    // recorded (half of a window of 20; a run of one more than the threads), so the last of
+    // them trips at the latest; besides those, each other thread has at most one call
+    // admitted before the trip and recorded after it. A failure the window dropped in a race
+    // would let more through (tried: a failure that gives up after losing its commit to
+    // another's, instead of retrying, let 12 through where 11 may pass, within 120 rounds of
+    // the rate rule on two threads, in each of three runs; with the run rule alone, 5 where 4
+    // may pass, in two runs of three).
+    #[derive(Clone, Copy, Debug)]
+    enum Rule {
+        HalfOf20,
+        RunOfOneMoreThanThreads,
+    }
+    impl Rule {
+        fn configure(self, builder: hotbreaker::Builder, threads: usize) -> hotbreaker::Builder {
+            match self {
+                Rule::HalfOf20 => builder.failure_rate(0.5, 20),
+                Rule::RunOfOneMoreThanThreads => builder.consecutive_failures(threads + 1),
+            }
+        }
+        fn trips_by(self, threads: usize) -> u64 {
+            match self {
+                Rule::HalfOf20 => 10,
+                Rule::RunOfOneMoreThanThreads => threads as u64 + 1,
+            }
+        }
+    }
+    for rule in [Rule::HalfOf20, Rule::RunOfOneMoreThanThreads] {
+        for threads in [2, 4] {
+            for per_thread_windows in [false, true] {
+                one_window_of_failures(rule, threads, per_thread_windows);
+            }
+        }
+    }
+    fn one_window_of_failures(rule: Rule, threads: usize, per_thread_windows: bool) {
+        let trips_by = rule.trips_by(threads);
+        // A window per thread trips once one thread's window meets the rule: each thread may
+        // have one short of it recorded and one more admitted.
         let most_admitted = if per_thread_windows {
-            THRESHOLD * threads as u64
+            trips_by * threads as u64
         } else {
-            THRESHOLD - 1 + threads as u64
+            trips_by - 1 + threads as u64
         };
-        for round in 0..1000 {
-            let breaker = Breaker::builder()
-                .failure_rate(0.5, WINDOW)
+        for round in 0..500 {
+            let builder = Breaker::builder()
                 .per_thread_windows(per_thread_windows)
-                .open_duration(Duration::from_secs(3600))
-                .build()
-                .unwrap();
+                .open_duration(Duration::from_secs(3600));
+            let breaker = rule.configure(builder, threads).build().unwrap();
             let failing_admitted = AtomicU64::new(0);
             let start = Barrier::new(threads);
             std::thread::scope(|scope| {
@@ -274,22 +300,24 @@ fn a_dependency_that_starts_failing_trips_within_a_window_of_failures() {
                 }
             });
             let metrics = breaker.metrics();
-            let healthy_failures = threads as u64 * 10;
+            let what = format!(
+                "{rule:?}, {threads} threads, window per thread {per_thread_windows}, round {round}"
+            );
             assert_eq!(
                 (metrics.state, metrics.openings),
                 (State::Open, 1),
-                "{per_thread_windows} {threads} round {round}: {metrics:?}"
+                "{what}: {metrics:?}"
             );
             let admitted = failing_admitted.load(Ordering::Relaxed);
             assert_eq!(
                 metrics.failures,
-                healthy_failures + admitted,
-                "every admitted failure is counted"
+                threads as u64 * 10 + admitted,
+                "{what}: every admitted failure is counted"
             );
             assert!(
                 admitted <= most_admitted,
-                "{per_thread_windows} {threads} round {round}: {admitted} failing calls \
-                 admitted, at most {most_admitted} may be: {metrics:?}"
+                "{what}: {admitted} failing calls admitted, at most {most_admitted} may be: \
+                 {metrics:?}"
             );
         }
     }
