@@ -186,8 +186,17 @@ fn threads_through_call_with_sparse_failures_never_trip() {
     // back, the test failed in each of five runs, in release and in debug, within 18 rounds.
     // loom's `a_failure_over_a_dirty_window_while_another_leaves_it_clean_is_not_skipped` is
     // the exhaustive check.
-    for round in 0..40 {
-        let breaker = Breaker::builder().failure_rate(0.5, 20).build().unwrap();
+    // Then the same with a window per thread, whose bit says every window is clean (tried: a
+    // setter that asks only that one window be clean failed in the first round).
+    let rounds = (0..40)
+        .map(|round| (round, false))
+        .chain((0..10).map(|round| (round, true)));
+    for (round, per_thread_windows) in rounds {
+        let breaker = Breaker::builder()
+            .failure_rate(0.5, 20)
+            .per_thread_windows(per_thread_windows)
+            .build()
+            .unwrap();
         let start = Barrier::new(4);
         std::thread::scope(|scope| {
             for thread in 0..4u32 {
@@ -213,7 +222,7 @@ fn threads_through_call_with_sparse_failures_never_trip() {
         assert_eq!(
             (metrics.openings, metrics.failures),
             (0, 4 * 5_000),
-            "round {round}: {metrics:?}"
+            "window per thread {per_thread_windows}, round {round}: {metrics:?}"
         );
     }
 }
