@@ -57,9 +57,12 @@
 //!   and check that it is 0; load the window word (`Acquire`) and check that it is clean in
 //!   `g` (all 32 bits of `g`), or, for a window per thread filling without a failure, replace
 //!   its word by the clean one (`AcqRel` CAS, whose read stands for the load); CAS the state
-//!   word from `s` to `s` with `q` (`AcqRel`). (A first look at the windows before the count,
-//!   by loads alone, only lets a setter stop early when one is dirty; it decides nothing that
-//!   the argument below needs.)
+//!   word from `s` to `s` with `q` (`AcqRel`). A setter that fences (below) between its state
+//!   load and its count load would synchronize with `B` through the fence alone; a loss's own
+//!   publishing fences before its state load, and needs that load's Acquire (loom:
+//!   `a_loss_that_publishes_after_another_loss_began_does_not_set_the_bit_over_it`). (A
+//!   first look at the windows before the count, by loads alone, only lets a setter stop
+//!   early when one is dirty; it decides nothing that the argument below needs.)
 //!
 //! Let a setter's window load read the clean value `r`, and let `F` be the first failure whose
 //! commit `C` follows `r`. If the setter's state load read `B` or a later value, it

@@ -4,9 +4,10 @@
 //! makes the window clean and publishes the bit, then run more calls through `call` on one
 //! thread: if the bit were left set over a dirty window, those successes would be skipped and
 //! the failure would stay in view. The next two have a success whose call spans a failure,
-//! through `call` and through `call_async`. The next two race a failure over a clean window
-//! against another thread's calls that come after it (through the window, or through a setter
-//! that read the window before it). In all of these the end must be one the sequential
+//! through `call` and through `call_async`. The next three race a failure over a clean window
+//! against another thread's calls that come after it (through the window, through a setter
+//! that read the window before it, or through another failure whose loss ends and publishes
+//! after it). In all of these the end must be one the sequential
 //! reference model reaches for some interleaving (as in `window.rs`). The last one checks
 //! that the bit comes back once the window is clean again, which no outcome shows.
 
@@ -199,6 +200,23 @@ fn a_setter_that_read_the_window_clean_before_a_failure_does_not_set_the_bit_ove
         &[],
         call_through,
     );
+}
+
+/// A run rule alone (2 failures), its window clean and quiet from the start. Thread A fails
+/// over the clean window; thread B succeeds, which may end A's run and forget it, and then
+/// fails over the window it may have made clean. Then one success through `call`, which
+/// ends every run but the one the last two failures make.
+///
+/// Catches (tried, `Closed` with a run of 1 at the end): `Breaker::publish_quiet`'s first load
+/// of the state word relaxed. A's loss ends, fences, and, publishing, reads the state word B's
+/// loss wrote, without synchronizing with it: its load of the count may then miss B's one
+/// (it reads its own decrement's 0), and its loads of the window the commit that followed
+/// (they read B's forgetting). A's CAS sets `q` over B's failure, and the last success is
+/// skipped. Every other setter fences between that load and the count's, which orders them
+/// anyway; the loss fences before it.
+#[test]
+fn a_loss_that_publishes_after_another_loss_began_does_not_set_the_bit_over_it() {
+    check_against_model_with(3, run_rule(2), &[], &[&[F], &[S, F]], &[S], call_through);
 }
 
 /// A run rule alone (2 failures), its window clean and quiet from the start. Thread A fails,
