@@ -120,8 +120,15 @@ impl<C: Clock> Breaker<C> {
     /// `word`'s generation, and a success of a permit issued under `word` changes nothing.
     #[inline(always)]
     pub(crate) fn is_quiet_since(&self, word: StateWord) -> bool {
-        // Acquire, as the window word's load on the quick path: a success decided here comes
-        // after whatever the write of `q` followed.
+        // Acquire, more than it needs: equal to `word`, this load read the very store the
+        // admission's Acquire load read (the state word's writes are one chain, and none
+        // repeats a quiet word's value but by the epoch's wrap, "The gap" in the module's
+        // docs), which synchronized already; any other word sends the success to the window,
+        // whose loads acquire. Relaxed passes every loom model (tried), as that says. Kept: it
+        // is the same instruction on x86, and no weakly ordered machine is here to measure
+        // what Relaxed would save. Either way the load reads no value older than what the call
+        // synchronized with (a join, a lock), so a failure that ended before the call did is
+        // seen (loom: `a_success_whose_call_spans_a_failure_goes_to_the_window`).
         self.control.state.load(Ordering::Acquire) == word.with_quiet().0
     }
 
