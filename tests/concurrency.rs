@@ -174,6 +174,22 @@ fn a_healthy_day_with_rare_failures_never_trips() {
     assert!(metrics.window_failures <= 10, "{metrics:?}");
 }
 
+/// `calls` calls through `call`, one in 200 failing, `thread`'s failures 50 calls after those
+/// of the thread before it.
+fn sparse_failures_through_call(breaker: &Breaker, thread: u32, calls: u32) {
+    for i in 0..calls {
+        let fail = (i + thread * 50).is_multiple_of(200);
+        // Opaque to the optimizer, so that each call is made as a caller's is.
+        let _ = std::hint::black_box(breaker.call(|| {
+            if std::hint::black_box(fail) {
+                Err(i)
+            } else {
+                Ok(i)
+            }
+        }));
+    }
+}
+
 #[test]
 fn threads_through_call_with_sparse_failures_never_trip() {
     // The shape of a bug the quiet bit once had (`src/quiet.rs`, "The invariant"): threads on
@@ -204,17 +220,7 @@ fn threads_through_call_with_sparse_failures_never_trip() {
                 scope.spawn(move || {
                     let _ = breaker.call(|| Ok::<u32, u32>(0));
                     start.wait();
-                    for i in 0..1_000_000u32 {
-                        let fail = (i + thread * 50) % 200 == 0;
-                        // Opaque to the optimizer, so that each call is made as a caller's is.
-                        let _ = std::hint::black_box(breaker.call(|| {
-                            if std::hint::black_box(fail) {
-                                Err(i)
-                            } else {
-                                Ok(i)
-                            }
-                        }));
-                    }
+                    sparse_failures_through_call(breaker, thread, 1_000_000);
                 });
             }
         });
@@ -287,16 +293,7 @@ fn a_dependency_that_starts_failing_trips_within_a_window_of_failures() {
                 for thread in 0..threads as u32 {
                     let (breaker, start, failing_admitted) = (&breaker, &start, &failing_admitted);
                     scope.spawn(move || {
-                        for i in 0..2_000u32 {
-                            let fail = (i + thread * 50) % 200 == 0;
-                            let _ = std::hint::black_box(breaker.call(|| {
-                                if std::hint::black_box(fail) {
-                                    Err(i)
-                                } else {
-                                    Ok(i)
-                                }
-                            }));
-                        }
+                        sparse_failures_through_call(breaker, thread, 2_000);
                         start.wait();
                         let mut admitted = 0;
                         while let Err(CallError::Failed(_)) =
