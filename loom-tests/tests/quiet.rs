@@ -7,9 +7,9 @@
 //! through `call` and through `call_async`. The next three race a failure over a clean window
 //! against another thread's calls that come after it (through the window, through a setter
 //! that read the window before it, or through another failure whose loss ends and publishes
-//! after it). In all of these the end must be one the sequential
-//! reference model reaches for some interleaving (as in `window.rs`). The last one checks
-//! that the bit comes back once the window is clean again, which no outcome shows.
+//! after it). In all of these the end must be one the sequential reference model reaches for
+//! some interleaving (as in `window.rs`). The last one checks that the bit comes back once
+//! the window is clean again, which no outcome shows.
 
 #![cfg(loom)]
 
