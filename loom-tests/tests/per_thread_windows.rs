@@ -423,9 +423,11 @@ fn a_threads_failure_on_a_window_taken_as_full_clears_the_quiet_bit() {
 /// look when there is a window per thread, left out. Each thread cleans its window and then
 /// looks at the other's; without the fence both may read the other's window from before its
 /// cleaning, and neither sets the bit.
+///
+/// Three preemptions, as every quiet-bit model in `quiet.rs`.
 #[test]
 fn the_last_thread_to_clean_its_window_sets_the_quiet_bit() {
-    check_each_order(2, 2, |order| {
+    check_each_order(3, 2, |order| {
         let (breaker, _clock) = small(|b| b.consecutive_failures(2).per_thread_windows(true));
         let _ = breaker.config();
         assert!(is_quiet(&breaker), "every window starts clean");
@@ -445,13 +447,14 @@ fn the_last_thread_to_clean_its_window_sets_the_quiet_bit() {
 /// thread A makes the first entry of `threads`' calls, which fill its window clean, and thread
 /// B the second's, each through `Breaker::call`, in both spawn orders; `check` judges the
 /// metrics at the end. The main thread takes stripe 0 without recording (see the module's
-/// docs).
+/// docs). Three preemptions, as every quiet-bit model in `quiet.rs` (these three models take
+/// 10 s together at three).
 fn race_a_window_taken_as_full(
     (threshold, window): (f64, usize),
     threads: &'static [&'static [Call]],
     check: fn(&hotbreaker::Metrics),
 ) {
-    check_each_order(2, 2, move |order| {
+    check_each_order(3, 2, move |order| {
         let (breaker, _clock) =
             small(|b| b.failure_rate(threshold, window).per_thread_windows(true));
         let _ = breaker.config();
