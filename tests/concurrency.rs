@@ -174,11 +174,14 @@ fn a_healthy_day_with_rare_failures_never_trips() {
     assert!(metrics.window_failures <= 10, "{metrics:?}");
 }
 
-/// `calls` calls through `call`, one in 200 failing, `thread`'s failures 50 calls after those
-/// of the thread before it.
+/// One call in this many fails on the healthy days below.
+const SPARSE_EVERY: u32 = 200;
+
+/// `calls` calls through `call`, one in [`SPARSE_EVERY`] failing, `thread`'s failures a
+/// quarter of that after those of the thread before it.
 fn sparse_failures_through_call(breaker: &Breaker, thread: u32, calls: u32) {
     for i in 0..calls {
-        let fail = (i + thread * 50).is_multiple_of(200);
+        let fail = (i + thread * SPARSE_EVERY / 4).is_multiple_of(SPARSE_EVERY);
         // Opaque to the optimizer, so that each call is made as a caller's is.
         let _ = std::hint::black_box(breaker.call(|| {
             if std::hint::black_box(fail) {
@@ -202,8 +205,10 @@ fn threads_through_call_with_sparse_failures_never_trip() {
     // back, the test failed in each of five runs, in release and in debug, within 18 rounds.
     // loom's `a_failure_over_a_dirty_window_while_another_leaves_it_clean_is_not_skipped` is
     // the exhaustive check.
+    //
     // Then the same with a window per thread, whose bit says every window is clean (tried: a
     // setter that asks only that one window be clean failed in the first round).
+    const CALLS: u32 = 1_000_000;
     let rounds = (0..40)
         .map(|round| (round, false))
         .chain((0..10).map(|round| (round, true)));
@@ -220,14 +225,14 @@ fn threads_through_call_with_sparse_failures_never_trip() {
                 scope.spawn(move || {
                     let _ = breaker.call(|| Ok::<u32, u32>(0));
                     start.wait();
-                    sparse_failures_through_call(breaker, thread, 1_000_000);
+                    sparse_failures_through_call(breaker, thread, CALLS);
                 });
             }
         });
         let metrics = breaker.metrics();
         assert_eq!(
             (metrics.openings, metrics.failures),
-            (0, 4 * 5_000),
+            (0, 4 * u64::from(CALLS / SPARSE_EVERY)),
             "window per thread {per_thread_windows}, round {round}: {metrics:?}"
         );
     }
@@ -266,14 +271,16 @@ fn a_dependency_that_starts_failing_trips_within_a_window_of_failures() {
             }
         }
     }
+    /// Calls of each thread on the healthy day before the dependency fails.
+    const HEALTHY_CALLS: u32 = 2_000;
     for rule in [Rule::HalfOf20, Rule::RunOfOneMoreThanThreads] {
         for threads in [2, 4] {
             for per_thread_windows in [false, true] {
-                one_window_of_failures(rule, threads, per_thread_windows);
+                check_the_dependency_failing(rule, threads, per_thread_windows);
             }
         }
     }
-    fn one_window_of_failures(rule: Rule, threads: usize, per_thread_windows: bool) {
+    fn check_the_dependency_failing(rule: Rule, threads: usize, per_thread_windows: bool) {
         let trips_by = rule.trips_by(threads);
         // A window per thread trips once one thread's window meets the rule: each thread may
         // have one short of it recorded and one more admitted.
@@ -293,7 +300,7 @@ fn a_dependency_that_starts_failing_trips_within_a_window_of_failures() {
                 for thread in 0..threads as u32 {
                     let (breaker, start, failing_admitted) = (&breaker, &start, &failing_admitted);
                     scope.spawn(move || {
-                        sparse_failures_through_call(breaker, thread, 2_000);
+                        sparse_failures_through_call(breaker, thread, HEALTHY_CALLS);
                         start.wait();
                         let mut admitted = 0;
                         while let Err(CallError::Failed(_)) =
@@ -317,7 +324,7 @@ fn a_dependency_that_starts_failing_trips_within_a_window_of_failures() {
             let admitted = failing_admitted.load(Ordering::Relaxed);
             assert_eq!(
                 metrics.failures,
-                threads as u64 * 10 + admitted,
+                threads as u64 * u64::from(HEALTHY_CALLS / SPARSE_EVERY) + admitted,
                 "{what}: every admitted failure is counted"
             );
             assert!(

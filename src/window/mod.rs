@@ -260,11 +260,11 @@ enum Counts {
 /// compare-and-swaps (the window word, then the state word's quiet bit), and three branches
 /// go the other way for a call each (the first success after the failure, the one that
 /// forgets, the first quiet one). The failure makes two compare-and-swaps either way (over a
-/// clean window, the window word and the quiet bit, and since 2026-12-07 two adds to the count
-/// of losses under way and a SeqCst fence (`quiet.rs`); over a dirty one,
-/// the ring's slot and the window word). On the Intel Xeon of `benches/PERFORMANCE.md` the
-/// round cost about as much as 35 successes in a dirty window ("Forgetting no sooner than 64
-/// successes"), measured before those were added. Forgetting as
+/// clean window, the window word and the quiet bit, and since 2026-12-07 an add to the count
+/// of losses under way, a subtraction from it and a SeqCst fence (`quiet.rs`); over a dirty
+/// one, the ring's slot and the window word). On the Intel Xeon of `benches/PERFORMANCE.md`
+/// the round cost about as much as 35 successes in a dirty window ("Forgetting no sooner than
+/// 64 successes"), measured before those were added. Forgetting as
 /// soon as the rules allowed paid it at every failure of the lesson's healthy day (one call in
 /// 40 fails) over 20 calls, which then ran slower than over 100 calls, where the window never
 /// forgets. Waiting for 64 successes, about twice that price, bounds what either choice can

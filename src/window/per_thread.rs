@@ -272,11 +272,10 @@ impl Windows {
     /// in one window, instead of waiting for a minimum of its own. Until one window is clean
     /// (after a closing, every window is empty), each thread's window fills with its own
     /// calls, and its minimum of calls holds.
+    /// The first look's loads again ([`look_clean_in`](Windows::look_clean_in)), then, with a
+    /// window per thread, the compare-and-swaps that take windows as full.
     pub(crate) fn are_clean_in(&self, generation: u32) -> bool {
-        if self.per_thread.is_empty() {
-            return self.whole.is_clean_in(generation);
-        }
-        self.stand_clean_in(generation)
+        self.look_clean_in(generation)
             && self
                 .per_thread
                 .iter()
