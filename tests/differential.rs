@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use hotbreaker::Outcome;
 use hotbreaker::testing::{
-    Layout, ModelConfig, Op, run_differential, run_differential_counts, run_differential_laid_out,
+    Layout, ModelConfig, Op, Turns, run_differential, run_differential_counts,
+    run_differential_laid_out,
 };
 use proptest::prelude::*;
 
@@ -146,7 +147,12 @@ fn layout(
         per_thread_windows,
         count_successes,
         shared_stripe: draw.shared_stripe,
+        turns: None,
     }
+}
+
+fn turns() -> impl Strategy<Value = Turns> {
+    (2u8..=4, any::<u64>()).prop_map(|(threads, seed)| Turns { threads, seed })
 }
 
 proptest! {
@@ -166,6 +172,17 @@ proptest! {
     #[test]
     fn a_breaker_without_success_counts_decides_like_the_reference_model(config in config(), draw in layout_draw(), ops in prop::collection::vec(op(), 0..400)) {
         let layout = layout(&config, draw, false, false);
+        match run_differential_laid_out(&config, layout, &ops) {
+            Ok(ran) => prop_assert!(ran, "the builder refused a valid configuration: {config:?}, {layout:?}"),
+            Err(mismatch) => prop_assert!(false, "{mismatch}\nconfig: {config:?}\nlayout: {layout:?}"),
+        }
+    }
+
+    /// The steps handed between two to four threads, one at a time: the one window judges
+    /// the calls of all of them in the order they were made, with successes counted or not.
+    #[test]
+    fn steps_handed_between_threads_are_judged_in_the_order_they_were_made(config in config(), draw in layout_draw(), turns in turns(), count_successes: bool, ops in prop::collection::vec(op(), 0..400)) {
+        let layout = Layout { turns: Some(turns), ..layout(&config, draw, false, count_successes) };
         match run_differential_laid_out(&config, layout, &ops) {
             Ok(ran) => prop_assert!(ran, "the builder refused a valid configuration: {config:?}, {layout:?}"),
             Err(mismatch) => prop_assert!(false, "{mismatch}\nconfig: {config:?}\nlayout: {layout:?}"),

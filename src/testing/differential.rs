@@ -2,7 +2,7 @@
 //! them to decide alike at every step.
 
 use std::fmt;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
 use super::hung_bounds;
@@ -100,8 +100,58 @@ pub struct Layout {
     pub count_successes: bool,
     /// Run on a thread of its own that holds no stripe, as a thread beyond a breaker's stripes
     /// (or past the last free slot) does: it writes the stripe that such threads share, with
-    /// atomic read-modify-writes, and with a window per thread the window they share.
+    /// atomic read-modify-writes, and with a window per thread the window they share. With
+    /// [`turns`](Layout::turns), every thread that takes a turn holds no stripe.
     pub shared_stripe: bool,
+    /// Hand the steps between threads of their own, one step at a time, if set: see
+    /// [`Turns`]. Only with one window, which judges the calls of every thread together, as
+    /// the model judges its calls.
+    pub turns: Option<Turns>,
+}
+
+/// Which thread takes each step of a run whose steps are handed between threads.
+///
+/// Each step ends before the next begins, so the steps keep their order in time, and the
+/// breaker must decide as the model does over the same order, whichever thread recorded each
+/// outcome: the one window's stripes, quiet bit and hints, written by one thread and read by
+/// the next, must add up to the calls in the order they were made. A window that kept each
+/// thread's recent successes to itself for a while, or judged each thread's calls apart,
+/// would disagree with the model here even on one core.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Turns {
+    /// How many threads take turns (at least one). Each takes a stripe of its own, as any
+    /// thread does, while the breaker has stripes and the process has slots free.
+    pub threads: u8,
+    /// Picks the thread of each step: the first step's, and after each step whether the
+    /// next stays on the same thread (three times in four) or goes to one picked anew, so
+    /// that a run has both long stretches on one thread and quick changes.
+    pub seed: u64,
+}
+
+impl Turns {
+    /// The thread, `0..threads`, that takes each of `steps` steps.
+    fn threads_of_steps(self, steps: usize) -> Vec<usize> {
+        let threads = u64::from(self.threads.max(1));
+        // xorshift64*: enough to spread the turns; zero is its one fixed point.
+        let mut state = self.seed | 1;
+        let mut next = || {
+            state ^= state >> 12;
+            state ^= state << 25;
+            state ^= state >> 27;
+            state.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        };
+        let mut current = self.seed % threads;
+        (0..steps)
+            .map(|_| {
+                let turn = current as usize;
+                let draw = next();
+                if draw % 4 == 0 {
+                    current = (draw >> 8) % threads;
+                }
+                turn
+            })
+            .collect()
+    }
 }
 
 impl Layout {
@@ -148,7 +198,7 @@ pub fn run_differential_counts(
         count_successes: true,
         ..Layout::default()
     };
-    run_on(layout.builder(config), config, None, ops, true)
+    run_on(layout.builder(config), config, None, Steps::here(ops), true)
 }
 
 /// Like [`run_differential`], with the model built from its own configuration: for checking
@@ -170,7 +220,7 @@ pub fn run_differential_split(
         layout.builder(breaker_config),
         model_config,
         None,
-        ops,
+        Steps::here(ops),
         true,
     )
     .map(|counts| counts.is_some())
@@ -186,34 +236,31 @@ pub fn run_differential_split(
 ///
 /// # Panics
 ///
-/// If the thread that runs on the shared stripe panics: the panic goes on from here.
+/// If `layout` asks for [`turns`](Layout::turns) with a window per thread, which the model
+/// does not follow across threads; and if a thread that runs steps panics: the panic goes on
+/// from here.
 pub fn run_differential_laid_out(
     config: &ModelConfig,
     layout: Layout,
     ops: &[Op],
 ) -> Result<bool, Mismatch> {
-    let run = || {
-        run_on(
-            layout.builder(config),
-            config,
-            layout.failure_records,
-            ops,
-            layout.count_successes,
-        )
-        .map(|counts| counts.is_some())
+    assert!(
+        layout.turns.is_none() || !layout.per_thread_windows,
+        "turns between threads are compared with the model only for one window"
+    );
+    let steps = Steps {
+        ops,
+        turns: layout.turns,
+        shared_stripe: layout.shared_stripe,
     };
-    if !layout.shared_stripe {
-        return run();
-    }
-    std::thread::scope(|scope| {
-        scope
-            .spawn(|| {
-                crate::stripes::give_back_slot();
-                run()
-            })
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-    })
+    run_on(
+        layout.builder(config),
+        config,
+        layout.failure_records,
+        steps,
+        layout.count_successes,
+    )
+    .map(|counts| counts.is_some())
 }
 
 /// Runs `ops` on the breaker `builder` builds (on a manual clock, with a listener) and on a
@@ -225,7 +272,7 @@ fn run_on(
     builder: crate::Builder,
     model_config: &ModelConfig,
     failure_records: Option<usize>,
-    ops: &[Op],
+    steps: Steps<'_>,
     successes_counted: bool,
 ) -> Result<Option<ModelCounts>, Mismatch> {
     let clock = ManualClock::new();
@@ -240,171 +287,295 @@ fn run_on(
     };
     let mut model = ReferenceModel::new(*model_config);
     model.set_counting(successes_counted);
-    let mut in_force = *model_config;
     let records = failure_records
         .and_then(|records| u32::try_from(records).ok())
         .unwrap_or_else(|| failure_records_by_default(model_config));
-    let mut held: Vec<(Permit<'_, ManualClock>, ModelPermit)> = Vec::new();
-    let mut hung_so_far = 0;
-    for (step, &op) in ops.iter().enumerate() {
-        let now = clock.now_nanos_for_model();
-        let mismatch = |what: String| Mismatch { step, op, what };
-        let in_buckets = hung_bounds::calls_in_buckets(&model, held.iter().map(|(_, p)| p));
-        // A timed call admitted while closed sweeps every bucket that is due first.
-        let sweeps = matches!(op, Op::Acquire | Op::Call(_))
-            && model.state(now) == crate::State::Closed
-            && in_force.slow_call.is_some();
-        match op {
-            Op::Acquire => match (breaker.try_acquire(), model.acquire(now)) {
-                (Ok(permit), Ok(model_permit)) => {
-                    if permit.is_probe() != (model.state(now) == crate::State::HalfOpen) {
-                        return Err(mismatch(format!(
-                            "probe flag {} in state {}",
-                            permit.is_probe(),
-                            model.state(now)
-                        )));
-                    }
-                    held.push((permit, model_permit));
+    let context = Context {
+        breaker: &breaker,
+        clock: &clock,
+        told: &told,
+        records,
+    };
+    let run = Mutex::new(RunState {
+        model,
+        in_force: *model_config,
+        held: Vec::new(),
+        hung_so_far: 0,
+    });
+    steps.take(&|step, op| run_step(&context, &mut run.lock().unwrap(), step, op))?;
+    Ok(Some(run.into_inner().unwrap().model.counts))
+}
+
+/// The operations of a run, and the threads that take them.
+struct Steps<'o> {
+    ops: &'o [Op],
+    turns: Option<Turns>,
+    /// Whether the threads that take the steps hold no stripe (`Layout::shared_stripe`).
+    shared_stripe: bool,
+}
+
+impl<'o> Steps<'o> {
+    /// `ops`, every one on the calling thread.
+    fn here(ops: &'o [Op]) -> Self {
+        Steps {
+            ops,
+            turns: None,
+            shared_stripe: false,
+        }
+    }
+
+    /// Runs `step` on every operation in order, on the thread its turn names (or, without
+    /// turns, on the calling thread; on one other thread if that must hold no stripe), each
+    /// ending before the next begins. The first error ends the run.
+    fn take(
+        &self,
+        step: &(dyn Fn(usize, Op) -> Result<(), Mismatch> + Sync),
+    ) -> Result<(), Mismatch> {
+        if self.turns.is_none() && !self.shared_stripe {
+            return self
+                .ops
+                .iter()
+                .enumerate()
+                .try_for_each(|(index, &op)| step(index, op));
+        }
+        let (threads, thread_of) = match self.turns {
+            Some(turns) => (
+                usize::from(turns.threads.max(1)),
+                turns.threads_of_steps(self.ops.len()),
+            ),
+            None => (1, vec![0; self.ops.len()]),
+        };
+        type Reply = mpsc::Sender<Result<(), Mismatch>>;
+        std::thread::scope(|scope| {
+            let workers: Vec<mpsc::Sender<(usize, Op, Reply)>> = (0..threads)
+                .map(|_| {
+                    let (sender, jobs) = mpsc::channel::<(usize, Op, Reply)>();
+                    let shared_stripe = self.shared_stripe;
+                    scope.spawn(move || {
+                        if shared_stripe {
+                            crate::stripes::give_back_slot();
+                        }
+                        for (index, op, reply) in jobs {
+                            // The caller waits for this reply before it hands out the next
+                            // step, so that steps never overlap.
+                            let _ = reply.send(step(index, op));
+                        }
+                    });
+                    sender
+                })
+                .collect();
+            for ((index, &op), &thread) in self.ops.iter().enumerate().zip(&thread_of) {
+                let (reply, replied) = mpsc::channel();
+                if workers[thread].send((index, op, reply)).is_err() {
+                    // The thread is gone (it panicked); the scope's end reports the panic.
+                    break;
                 }
-                (Err(rejected), Err(state)) if rejected.state() == state => {
-                    check_rejection(&rejected, &model, now).map_err(mismatch)?;
+                match replied.recv() {
+                    Ok(result) => result?,
+                    Err(_) => break,
+                }
+            }
+            Ok(())
+        })
+    }
+}
+
+/// What every step of a run reads and no step changes.
+struct Context<'b> {
+    breaker: &'b Breaker<ManualClock>,
+    clock: &'b ManualClock,
+    told: &'b Mutex<Vec<crate::Transition>>,
+    /// The failure records the breaker keeps: how long a varied window or run may be.
+    records: u32,
+}
+
+/// What the steps of a run change, handed from one to the next.
+struct RunState<'b> {
+    model: ReferenceModel,
+    /// The configuration the breaker and the model were last given.
+    in_force: ModelConfig,
+    /// Permits granted and not yet ended, each beside the model's.
+    held: Vec<(Permit<'b, ManualClock>, ModelPermit)>,
+    /// Hung calls counted so far.
+    hung_so_far: u64,
+}
+
+/// Runs step `step`, `op`, on the breaker and the model, and compares them after it.
+fn run_step<'b>(
+    context: &Context<'b>,
+    run: &mut RunState<'b>,
+    step: usize,
+    op: Op,
+) -> Result<(), Mismatch> {
+    let Context {
+        breaker,
+        clock,
+        told,
+        records,
+    } = *context;
+    let RunState {
+        model,
+        in_force,
+        held,
+        hung_so_far,
+    } = run;
+    let now = clock.now_nanos_for_model();
+    let mismatch = |what: String| Mismatch { step, op, what };
+    let in_buckets = hung_bounds::calls_in_buckets(model, held.iter().map(|(_, p)| p));
+    // A timed call admitted while closed sweeps every bucket that is due first.
+    let sweeps = matches!(op, Op::Acquire | Op::Call(_))
+        && model.state(now) == crate::State::Closed
+        && in_force.slow_call.is_some();
+    match op {
+        Op::Acquire => match (breaker.try_acquire(), model.acquire(now)) {
+            (Ok(permit), Ok(model_permit)) => {
+                if permit.is_probe() != (model.state(now) == crate::State::HalfOpen) {
+                    return Err(mismatch(format!(
+                        "probe flag {} in state {}",
+                        permit.is_probe(),
+                        model.state(now)
+                    )));
+                }
+                held.push((permit, model_permit));
+            }
+            (Err(rejected), Err(state)) if rejected.state() == state => {
+                check_rejection(&rejected, model, now).map_err(mismatch)?;
+            }
+            (real, expected) => {
+                return Err(mismatch(format!(
+                    "breaker {:?}, model {:?}",
+                    real.map(|p| p.generation()),
+                    expected
+                )));
+            }
+        },
+        Op::Record(index, outcome) if !held.is_empty() => {
+            let (permit, model_permit) = held.swap_remove(index % held.len());
+            permit.record(outcome);
+            model.record(model_permit, outcome, now);
+        }
+        Op::Release(index) if !held.is_empty() => {
+            let (permit, model_permit) = held.swap_remove(index % held.len());
+            drop(permit);
+            model.release(model_permit, now);
+        }
+        Op::Record(..) | Op::Release(_) => {}
+        Op::Call(outcome) => {
+            let real = breaker.call_with(|_| outcome, || Ok::<(), ()>(()));
+            match (real, model.acquire(now)) {
+                (Ok(()), Ok(model_permit)) => model.record(model_permit, outcome, now),
+                (Err(crate::CallError::Rejected(rejected)), Err(state))
+                    if rejected.state() == state =>
+                {
+                    check_rejection(&rejected, model, now).map_err(mismatch)?;
                 }
                 (real, expected) => {
                     return Err(mismatch(format!(
-                        "breaker {:?}, model {:?}",
-                        real.map(|p| p.generation()),
-                        expected
-                    )));
-                }
-            },
-            Op::Record(index, outcome) if !held.is_empty() => {
-                let (permit, model_permit) = held.swap_remove(index % held.len());
-                permit.record(outcome);
-                model.record(model_permit, outcome, now);
-            }
-            Op::Release(index) if !held.is_empty() => {
-                let (permit, model_permit) = held.swap_remove(index % held.len());
-                drop(permit);
-                model.release(model_permit, now);
-            }
-            Op::Record(..) | Op::Release(_) => {}
-            Op::Call(outcome) => {
-                let real = breaker.call_with(|_| outcome, || Ok::<(), ()>(()));
-                match (real, model.acquire(now)) {
-                    (Ok(()), Ok(model_permit)) => model.record(model_permit, outcome, now),
-                    (Err(crate::CallError::Rejected(rejected)), Err(state))
-                        if rejected.state() == state =>
-                    {
-                        check_rejection(&rejected, &model, now).map_err(mismatch)?;
-                    }
-                    (real, expected) => {
-                        return Err(mismatch(format!(
-                            "call: breaker {real:?}, model {expected:?}"
-                        )));
-                    }
-                }
-            }
-            Op::Advance(micros) => clock.advance(Duration::from_micros(u64::from(micros))),
-            Op::AdvanceNanos(nanos) => clock.advance(Duration::from_nanos(u64::from(nanos))),
-            Op::AdvanceToBoundary(index) => {
-                let mut moments = model.boundaries(now, held.iter().map(|(_, permit)| permit));
-                // The breaker keeps its times for about 8.9 years from its build (`Clock`'s
-                // docs), which the model does not: the clock stays short of that.
-                moments.retain(|&moment| moment + 1 < time_kept_until());
-                if !moments.is_empty() {
-                    let moment = moments[index / 2 % moments.len()] + (index % 2) as u64;
-                    clock.advance(Duration::from_nanos(moment - now));
-                }
-            }
-            Op::ForceOpen => {
-                breaker.force_open();
-                model.force_open();
-            }
-            Op::ForceClosed => {
-                breaker.force_closed();
-                model.force_closed();
-            }
-            Op::Reset => {
-                breaker.reset();
-                model.reset();
-            }
-            Op::OpenFor(micros) => {
-                let duration = Duration::from_micros(u64::from(micros));
-                let opened = breaker.open_for(duration).map_err(|error| {
-                    mismatch(format!("open_for({duration:?}) refused: {error}"))
-                })?;
-                let expected = model.open_for(duration, now);
-                if opened != expected {
-                    return Err(mismatch(format!(
-                        "open_for opened: breaker {opened}, model {expected}"
-                    )));
-                }
-            }
-            Op::ReconfigureAndReset(pick) => {
-                let next = varied(&in_force, pick, records);
-                reconfigure(&breaker, &next, false).map_err(mismatch)?;
-                breaker.reset();
-                model.reconfigure_and_reset(next);
-                in_force = next;
-            }
-            Op::ReconfigureUnlessClosed(pick) => {
-                if !model.is_closed() {
-                    let next = varied(&in_force, pick, records);
-                    reconfigure(&breaker, &next, false).map_err(mismatch)?;
-                    model.reconfigure_unless_closed(next);
-                    in_force = next;
-                }
-            }
-            Op::ReconfigureRulesWhileClosed(pick) => {
-                let closed_change = model
-                    .is_closed()
-                    .then(|| varied_while_closed(&in_force, pick, records, model.is_full()))
-                    .flatten();
-                if let Some(next) = closed_change {
-                    reconfigure(&breaker, &next, false).map_err(mismatch)?;
-                    model.reconfigure_rules_while_closed(next);
-                    in_force = next;
-                }
-            }
-            Op::Reconfigure(pick) => {
-                let next = varied_beside_the_rules(&in_force, pick);
-                let switch_counting = switches_success_counts(pick);
-                reconfigure(&breaker, &next, switch_counting).map_err(mismatch)?;
-                model.reconfigure(next);
-                if switch_counting {
-                    model.set_counting(!model.counting());
-                }
-                in_force = next;
-            }
-            Op::EndOpenPeriod => {
-                let (ended, expected) = (breaker.end_open_period(), model.end_open_period(now));
-                if ended != expected {
-                    return Err(mismatch(format!(
-                        "end_open_period ended: breaker {ended}, model {expected}"
+                        "call: breaker {real:?}, model {expected:?}"
                     )));
                 }
             }
         }
-        let hung = compare(&breaker, &model, clock.now_nanos_for_model())
-            .map_err(mismatch)?
-            .hung_calls;
-        hung_bounds::check(
-            &in_buckets,
-            hung - hung_so_far,
-            now,
-            in_force.slow_call,
-            sweeps,
-        )
-        .map_err(mismatch)?;
-        hung_so_far = hung;
-        compare_transitions(
-            &told.lock().unwrap(),
-            model.transitions(),
-            model.trip_causes(),
-        )
-        .map_err(mismatch)?;
+        Op::Advance(micros) => clock.advance(Duration::from_micros(u64::from(micros))),
+        Op::AdvanceNanos(nanos) => clock.advance(Duration::from_nanos(u64::from(nanos))),
+        Op::AdvanceToBoundary(index) => {
+            let mut moments = model.boundaries(now, held.iter().map(|(_, permit)| permit));
+            // The breaker keeps its times for about 8.9 years from its build (`Clock`'s
+            // docs), which the model does not: the clock stays short of that.
+            moments.retain(|&moment| moment + 1 < time_kept_until());
+            if !moments.is_empty() {
+                let moment = moments[index / 2 % moments.len()] + (index % 2) as u64;
+                clock.advance(Duration::from_nanos(moment - now));
+            }
+        }
+        Op::ForceOpen => {
+            breaker.force_open();
+            model.force_open();
+        }
+        Op::ForceClosed => {
+            breaker.force_closed();
+            model.force_closed();
+        }
+        Op::Reset => {
+            breaker.reset();
+            model.reset();
+        }
+        Op::OpenFor(micros) => {
+            let duration = Duration::from_micros(u64::from(micros));
+            let opened = breaker
+                .open_for(duration)
+                .map_err(|error| mismatch(format!("open_for({duration:?}) refused: {error}")))?;
+            let expected = model.open_for(duration, now);
+            if opened != expected {
+                return Err(mismatch(format!(
+                    "open_for opened: breaker {opened}, model {expected}"
+                )));
+            }
+        }
+        Op::ReconfigureAndReset(pick) => {
+            let next = varied(in_force, pick, records);
+            reconfigure(breaker, &next, false).map_err(mismatch)?;
+            breaker.reset();
+            model.reconfigure_and_reset(next);
+            *in_force = next;
+        }
+        Op::ReconfigureUnlessClosed(pick) => {
+            if !model.is_closed() {
+                let next = varied(in_force, pick, records);
+                reconfigure(breaker, &next, false).map_err(mismatch)?;
+                model.reconfigure_unless_closed(next);
+                *in_force = next;
+            }
+        }
+        Op::ReconfigureRulesWhileClosed(pick) => {
+            let closed_change = model
+                .is_closed()
+                .then(|| varied_while_closed(in_force, pick, records, model.is_full()))
+                .flatten();
+            if let Some(next) = closed_change {
+                reconfigure(breaker, &next, false).map_err(mismatch)?;
+                model.reconfigure_rules_while_closed(next);
+                *in_force = next;
+            }
+        }
+        Op::Reconfigure(pick) => {
+            let next = varied_beside_the_rules(in_force, pick);
+            let switch_counting = switches_success_counts(pick);
+            reconfigure(breaker, &next, switch_counting).map_err(mismatch)?;
+            model.reconfigure(next);
+            if switch_counting {
+                model.set_counting(!model.counting());
+            }
+            *in_force = next;
+        }
+        Op::EndOpenPeriod => {
+            let (ended, expected) = (breaker.end_open_period(), model.end_open_period(now));
+            if ended != expected {
+                return Err(mismatch(format!(
+                    "end_open_period ended: breaker {ended}, model {expected}"
+                )));
+            }
+        }
     }
-    Ok(Some(model.counts))
+    let hung = compare(breaker, model, clock.now_nanos_for_model())
+        .map_err(mismatch)?
+        .hung_calls;
+    hung_bounds::check(
+        &in_buckets,
+        hung - *hung_so_far,
+        now,
+        in_force.slow_call,
+        sweeps,
+    )
+    .map_err(mismatch)?;
+    *hung_so_far = hung;
+    compare_transitions(
+        &told.lock().unwrap(),
+        model.transitions(),
+        model.trip_causes(),
+    )
+    .map_err(mismatch)?;
+    Ok(())
 }
 
 /// [`Breaker::reconfigure`] to `next`, with what a reconfiguration cannot change as the

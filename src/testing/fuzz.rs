@@ -89,6 +89,7 @@ pub fn fuzz_configuration(data: &[u8]) {
                 per_thread_windows: settings.per_thread_windows,
                 count_successes: true,
                 shared_stripe: data.len() % 2 == 1,
+                turns: None,
             };
             match run_differential_laid_out(&model, layout, &ops) {
                 Ok(true) => {}

@@ -13,8 +13,8 @@ mod transitions;
 #[cfg(all(feature = "toml", feature = "yaml", feature = "json"))]
 pub use config_text::fuzz_config_text;
 pub use differential::{
-    Layout, Mismatch, Op, run_differential, run_differential_counts, run_differential_laid_out,
-    run_differential_split,
+    Layout, Mismatch, Op, Turns, run_differential, run_differential_counts,
+    run_differential_laid_out, run_differential_split,
 };
 pub use fuzz::{fuzz_configuration, fuzz_differential, fuzz_two_threads};
 pub use model::{ModelConfig, ModelCounts, ModelPermit, ReferenceModel};
