@@ -290,11 +290,6 @@ impl<C: Clock> OwnedPermit<C> {
     }
 
     /// As [`Permit::set_fails_if_dropped`].
-    ///
-    /// # Panics
-    ///
-    /// If a transition listener panics at a transition this call makes (see
-    /// [`Builder::on_transition`](crate::Builder::on_transition)); the transition stands.
     #[cfg(feature = "tower")]
     pub(crate) fn set_fails_if_dropped(&mut self, fails: bool) {
         self.fails_if_dropped = fails;

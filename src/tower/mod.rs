@@ -78,7 +78,11 @@
 //! Per call, on top of the breaker's own check: one load of the state word in `poll_ready`, and
 //! one clone and one drop of the breaker's `Arc` (for the permit that travels with the future).
 //! The breaker's fields start on their own cache line, so those reference-count writes do not
-//! disturb the line every call reads.
+//! disturb the line every call reads. The classifier is cloned into each admitted call's
+//! future, since it judges the response after the service is free for the next request: the
+//! two built in are empty or a copy of a few bytes, but a closure that captures an `Arc`
+//! adds a reference-count write per call, and one that captures a `String` an allocation.
+//! Capture a `&'static` or nothing where that matters.
 
 mod http;
 
