@@ -80,12 +80,22 @@ pub(crate) mod duration {
         }
 
         fn visit_str<E: de::Error>(self, text: &str) -> Result<Duration, E> {
-            let parsed = if past_duration_max(text) {
-                Err(humantime::DurationError::NumberOverflow)
-            } else {
-                humantime::parse_duration(text)
-            };
-            parsed.map_err(|error| E::custom(format_args!("{error} in {text:?}")))
+            if past_duration_max(text) {
+                let error = humantime::DurationError::NumberOverflow;
+                return Err(E::custom(format_args!("{error} in {text:?}")));
+            }
+            humantime::parse_duration(text).map_err(|error| match error {
+                // Not too large (checked above): humantime refuses a fraction that does not
+                // come to whole nanoseconds, or for an hour or a longer unit to whole
+                // seconds ("0.3333h", 1199.88 s), with the message of an overflow.
+                humantime::DurationError::NumberOverflow if text.contains('.') => {
+                    E::custom(format_args!(
+                        "a fraction must come to whole nanoseconds, and of an hour or a \
+                         longer unit to whole seconds; write it in a smaller unit, in {text:?}"
+                    ))
+                }
+                error => E::custom(format_args!("{error} in {text:?}")),
+            })
         }
     }
 
@@ -403,10 +413,11 @@ mod file {
 
     impl Error for ConfigFileError {}
 
-    /// Collapses every run of whitespace, newlines included, into one space, and writes other
-    /// control characters as escapes.
+    /// Writes line breaks and other control characters as escapes, and keeps every other
+    /// character, so that a reason that quotes a key, a name or a value from the file quotes
+    /// it as written (two spaces stay two).
     fn one_line(text: &str) -> String {
-        crate::config::printable(&text.split_whitespace().collect::<Vec<_>>().join(" "))
+        crate::config::printable(text.trim())
     }
 
     /// The key that serde's "duplicate field `key`" message names, if `reason` is one.
@@ -666,6 +677,9 @@ mod file {
     /// the document is refused, as `serde_json::from_str` refuses it.
     #[cfg(feature = "json")]
     fn parse_json<T: DeserializeOwned>(text: &str) -> Result<T, ConfigFileError> {
+        // A byte-order mark, as editors on Windows write, starts the text, not the JSON (TOML
+        // and YAML readers skip it themselves); positions are counted after it.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let error = |field: String, error: &serde_json::Error| {
             let position = json_position(text, error);
             let message = error.to_string();

@@ -160,6 +160,32 @@ fn an_unknown_key_with_line_breaks_is_named_in_one_line() {
 }
 
 #[test]
+fn a_key_with_two_spaces_is_quoted_as_written() {
+    for (format, text) in [
+        (Format::Yaml, "\"retries  max\": 3\n"),
+        (Format::Json, r#"{ "retries  max": 3 }"#),
+        (Format::Toml, "\"retries  max\" = 3\n"),
+    ] {
+        refused(format, text, "retries  max", "unknown field `retries  max`");
+    }
+}
+
+#[test]
+fn a_byte_order_mark_before_the_text_is_skipped_in_every_format() {
+    for (format, text) in [
+        (Format::Toml, "\u{feff}stripes = 4\n"),
+        (Format::Yaml, "\u{feff}stripes: 4\n"),
+        (Format::Json, "\u{feff}{ \"stripes\": 4 }"),
+    ] {
+        let config = Config::from_str_as(format, text).unwrap_or_else(|err| panic!("{err}"));
+        assert_eq!(config.stripes, Some(4), "{format}");
+    }
+    // After the mark, positions are the ones an editor shows.
+    let err = Config::from_json_str("\u{feff}{ \"stripes\": x }").expect_err("not a number");
+    assert_eq!((err.line(), err.column()), (Some(1), Some(14)), "{err}");
+}
+
+#[test]
 fn a_bad_duration_is_refused() {
     for (format, text) in [
         (Format::Toml, "open_duration = \"30 parsecs\"\n"),
@@ -173,6 +199,20 @@ fn a_bad_duration_is_refused() {
             "unknown time unit \"parsecs\"",
         );
         assert_eq!(err.line(), Some(1), "{err}");
+    }
+    // A fraction humantime cannot place is refused for that reason, not as an overflow:
+    // 0.3333 h is 1199.88 s, which is neither too large nor below a nanosecond.
+    for text in [
+        "open_duration = \"0.3333h\"\n",
+        "open_duration = \"1.5ns\"\n",
+    ] {
+        refused(
+            Format::Toml,
+            text,
+            "open_duration",
+            "a fraction must come to whole nanoseconds, and of an hour or a longer unit to \
+             whole seconds",
+        );
     }
     // A number is not a duration: durations carry their unit.
     refused(

@@ -629,6 +629,18 @@ fn a_breaker_named_twice_is_refused() {
 }
 
 #[test]
+fn a_name_given_twice_is_quoted_as_written() {
+    // Two spaces in the name: the reason quotes the name the file has, not "a b".
+    let json = r#"{ "breakers": { "a  b": {}, "a  b": {} } }"#;
+    let err = RegistryConfig::from_str_as(Format::Json, json).expect_err("given twice");
+    assert!(
+        err.to_string()
+            .contains("the breaker \"a  b\" is given twice"),
+        "{err}"
+    );
+}
+
+#[test]
 fn a_registry_file_is_read_by_name_only_never_by_position() {
     let cases: [(Format, &str, &str); 5] = [
         (Format::Json, "[]", ""),
