@@ -74,7 +74,8 @@ consecutive_failures = "five"
 
 /// Writes `text` to a file, reads the file back (removing it: nothing is left behind if the
 /// program ends early) and applies it, printing what happened; returns whether it was
-/// applied.
+/// applied. A file that cannot be written or read back (`TMPDIR` names no directory) ends
+/// the program with one line and exit code 1: the example has nothing to show without it.
 fn reload(registry: &Registry, text: &str) -> bool {
     let path =
         std::env::temp_dir().join(format!("hotbreaker-breakers-{}.toml", std::process::id()));
@@ -83,9 +84,12 @@ fn reload(registry: &Registry, text: &str) -> bool {
         std::fs::remove_file(&path)?;
         read
     });
-    let applied = read
-        .map_err(|error| format!("cannot write and read {}: {error}", path.display()))
-        .and_then(|text| RegistryConfig::from_toml_str(&text).map_err(|e| e.to_string()))
+    let text = read.unwrap_or_else(|error| {
+        eprintln!("error: cannot write and read {}: {error}", path.display());
+        std::process::exit(1);
+    });
+    let applied = RegistryConfig::from_toml_str(&text)
+        .map_err(|e| e.to_string())
         .and_then(|config| {
             registry
                 .apply_config(&config, |name| {
