@@ -373,3 +373,29 @@ fn every_rate_above_zero_is_taken_and_minus_zero_is_zero() {
         "--event-rate",
     )]);
 }
+
+#[test]
+fn a_number_too_small_to_tell_from_zero_is_refused_not_taken_as_zero() {
+    let partial = ["--mode", "partial", "--rule", "consecutive:3"];
+    for (flag, value) in [
+        ("--fail-p", "1e-400"),
+        ("--tracking-rate", "1e-400"),
+        ("--event-rate", "0.000001e-399"),
+    ] {
+        let mut args = partial.to_vec();
+        args.extend([flag, value]);
+        let message = parse(&args).expect_err("taken as 0");
+        assert!(
+            message.contains(flag) && message.contains("too small to tell from 0"),
+            "{message}"
+        );
+    }
+    let message = parse(&["--mode", "partial", "--rule", "rate:1e-400/20"]).expect_err("T of 0");
+    assert!(message.contains("too small to tell from 0"), "{message}");
+    // Zero written as zero is still zero, in any notation.
+    for zero in ["0", "0.0", "0e-400", "-0"] {
+        let mut args = partial.to_vec();
+        args.extend(["--fail-p", zero]);
+        assert!(parse(&args).is_ok(), "{zero}");
+    }
+}

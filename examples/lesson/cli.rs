@@ -479,12 +479,26 @@ enum RateFloor {
     AboveZero,
 }
 
+/// `text` as a number: `None` if it is not one, or an error naming `flag` if it is too small to
+/// tell from 0. `1e-400` reads as 0, and taking it so would turn "fails now and then" into
+/// "never fails" without a word.
+fn parse_number(flag: &str, text: &str) -> Result<Option<f64>, String> {
+    let Ok(number) = text.parse::<f64>() else {
+        return Ok(None);
+    };
+    let digits = text.split(['e', 'E']).next().unwrap_or(text);
+    if number == 0.0 && digits.bytes().any(|b| (b'1'..=b'9').contains(&b)) {
+        return Err(format!("{flag} `{text}`: too small to tell from 0"));
+    }
+    Ok(Some(number))
+}
+
 fn parse_rate(flag: &str, text: &str, floor: RateFloor) -> Result<f64, String> {
     let (lowest_ok, range) = match floor {
         RateFloor::Zero => (0.0, format!("from 0 to {MAX_RATE}")),
         RateFloor::AboveZero => (0.0, format!("above 0 and at most {MAX_RATE}")),
     };
-    match text.parse::<f64>() {
+    match parse_number(flag, text)?.ok_or(()) {
         Ok(rate) if floor == RateFloor::AboveZero && rate == 0.0 => Err(format!(
             "{flag} `{text}`: expected requests per second, a number {range}"
         )),
@@ -497,7 +511,7 @@ fn parse_rate(flag: &str, text: &str, floor: RateFloor) -> Result<f64, String> {
 }
 
 fn parse_share(flag: &str, text: &str) -> Result<f64, String> {
-    match text.parse::<f64>() {
+    match parse_number(flag, text)?.ok_or(()) {
         Ok(share) if (0.0..=1.0).contains(&share) => Ok(share + 0.0),
         _ => Err(format!("{flag} `{text}`: expected a number from 0 to 1")),
     }
@@ -549,9 +563,8 @@ fn parse_rule(flag: &str, text: &str) -> Result<Rule, String> {
         let (threshold, window) = rate
             .split_once('/')
             .ok_or_else(|| bad("expected rate:T/W, e.g. rate:0.5/20".to_string()))?;
-        let threshold = threshold
-            .parse::<f64>()
-            .ok()
+        let threshold = parse_number(flag, threshold)
+            .map_err(|_| bad("T in rate:T/W is too small to tell from 0".into()))?
             .filter(|threshold| *threshold > 0.0 && *threshold <= 1.0)
             .ok_or_else(|| bad("T in rate:T/W must be a number above 0 and at most 1".into()))?;
         let window = whole(window, MAX_WINDOW).ok_or_else(|| {
