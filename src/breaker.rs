@@ -1769,7 +1769,26 @@ impl<C: Clock> Breaker<C> {
         }
     }
 
-    /// Bytes this breaker takes, its own struct included (listeners' captures excluded).
+    /// Bytes this breaker takes, its own struct included (listeners' captures excluded): a
+    /// stripe per thread slot ([`Builder::stripes`](crate::Builder::stripes)), 8 bytes per
+    /// failure record (the rate window or [`Builder::failure_records`], rounded up to a power
+    /// of two) and, with [`Builder::per_thread_windows`], a window and its records per stripe.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use hotbreaker::Breaker;
+    ///
+    /// let over = |window| {
+    ///     let breaker = Breaker::builder().failure_rate(0.5, window).build().unwrap();
+    ///     breaker.memory_footprint()
+    /// };
+    /// // A window of 1000 calls keeps 1024 records, one of 20 keeps 32.
+    /// assert_eq!(over(1000) - over(20), 8 * (1024 - 32));
+    /// ```
+    ///
+    /// [`Builder::failure_records`]: crate::Builder::failure_records
+    /// [`Builder::per_thread_windows`]: crate::Builder::per_thread_windows
     pub fn memory_footprint(&self) -> usize {
         std::mem::size_of::<Self>()
             + self.windows.heap_bytes()
