@@ -644,7 +644,7 @@ mod file {
 
             fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
                 let mut breakers = BTreeMap::new();
-                while let Some(name) = map.next_key::<String>()? {
+                while let Some(BreakerName(name)) = map.next_key()? {
                     if breakers.contains_key(&name) {
                         return Err(de::Error::custom(format_args!(
                             "the breaker {name:?} is given twice"
@@ -658,6 +658,32 @@ mod file {
         }
 
         deserializer.deserialize_map(EachNameOnce)
+    }
+
+    /// A key of the `breakers` table: text. YAML also takes `~`, `true` or `1` as keys,
+    /// which are not text there (`~` and `null` are the same key, as are `1` and `0x1`);
+    /// read as their letters they would name breakers that YAML itself takes for one, so
+    /// they are refused, and quoted they are names like any other.
+    struct BreakerName(String);
+
+    impl<'de> Deserialize<'de> for BreakerName {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            struct Text;
+
+            impl de::Visitor<'_> for Text {
+                type Value = BreakerName;
+
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("a breaker's name, as text (quoted if it reads as a number)")
+                }
+
+                fn visit_str<E: de::Error>(self, name: &str) -> Result<BreakerName, E> {
+                    Ok(BreakerName(name.to_owned()))
+                }
+            }
+
+            deserializer.deserialize_any(Text)
+        }
     }
 
     #[derive(Serialize)]

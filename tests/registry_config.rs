@@ -801,3 +801,46 @@ fn a_registry_config_flattened_into_a_programs_settings_takes_only_its_keys() {
         Some(3)
     );
 }
+
+#[test]
+fn a_yaml_name_that_is_not_text_is_refused_and_quoted_it_is_a_name() {
+    // `~` and `null` are one key in YAML, as are `1` and `0x1`: read by their letters they
+    // would be two breakers.
+    for (key, what) in [
+        ("~", "unit value"),
+        ("null", "unit value"),
+        ("1", "integer `1`"),
+        ("0x1", "integer `1`"),
+        ("true", "boolean `true`"),
+        ("1.5", "floating point `1.5`"),
+    ] {
+        let yaml = format!("breakers:\n  {key}:\n    consecutive_failures: 2\n");
+        let err = RegistryConfig::from_yaml_str(&yaml).expect_err(key);
+        // Under `breakers`: the key as serde_path_to_error writes it (`?` for a null).
+        assert!(err.field().starts_with("breakers."), "{key}: {err}");
+        assert_eq!(err.line(), Some(2), "{key}: {err}");
+        assert!(
+            err.to_string()
+                .contains(&format!("invalid type: {what}, expected a breaker's name")),
+            "{key}: {err}"
+        );
+    }
+    let yaml = "breakers:\n  \"1\":\n    consecutive_failures: 2\n  \"~\": {}\n";
+    let config = RegistryConfig::from_yaml_str(yaml).unwrap();
+    assert_eq!(
+        config.breakers.keys().collect::<Vec<_>>(),
+        ["1", "~"],
+        "quoted, they are names"
+    );
+    // JSON and TOML keys are always text.
+    let json = r#"{ "breakers": { "1": {}, "true": {} } }"#;
+    assert_eq!(
+        RegistryConfig::from_json_str(json).unwrap().breakers.len(),
+        2
+    );
+    let toml = "[breakers.1]\n[breakers.true]\n";
+    assert_eq!(
+        RegistryConfig::from_toml_str(toml).unwrap().breakers.len(),
+        2
+    );
+}
