@@ -65,6 +65,29 @@ fn follower(store: &MemoryStore, instance: &Instance) -> SharedOpenings<MemorySt
     SharedOpenings::new(store.clone()).follow("db", instance.breaker.clone())
 }
 
+thread_local! {
+    /// The wall clock of [`pinned_follower`]s: each test runs on a thread of its own.
+    static WALL: std::cell::Cell<SystemTime> = std::cell::Cell::new(SystemTime::now());
+}
+
+fn pinned_wall() -> SystemTime {
+    WALL.with(std::cell::Cell::get)
+}
+
+/// Moves the wall clock of this test's [`pinned_follower`]s forward.
+fn advance_wall(by: Duration) {
+    WALL.with(|wall| wall.set(wall.get() + by));
+}
+
+/// A follower as [`follower`], on a wall clock that moves only by [`advance_wall`]: for a test
+/// of openings shorter than a stall of the machine could be, whose deadlines would otherwise
+/// pass on the real clock between a publish and the next poll.
+fn pinned_follower(store: &MemoryStore, instance: &Instance) -> SharedOpenings<MemoryStore> {
+    SharedOpenings::new(store.clone())
+        .wall_clock(pinned_wall)
+        .follow("db", instance.breaker.clone())
+}
+
 #[test]
 fn an_opening_reaches_the_other_instances_once() {
     let store = MemoryStore::new();
@@ -711,13 +734,13 @@ fn a_new_failure_after_a_recovery_is_not_taken_for_the_old_one() {
     let open = Duration::from_millis(200);
     let store = MemoryStore::new();
     let (a, b) = (instance_open_for(open), instance_open_for(open));
-    let mut follow_a = follower(&store, &a);
-    let mut follow_b = follower(&store, &b);
+    let mut follow_a = pinned_follower(&store, &a);
+    let mut follow_b = pinned_follower(&store, &b);
     trip(&b);
     assert_eq!(follow_b.poll().published, 1);
     assert_eq!(follow_a.poll().opened, 1);
     // b's deadline passes on the wall clock, and both probe and close.
-    std::thread::sleep(open + Duration::from_millis(100));
+    advance_wall(open + Duration::from_millis(100));
     for instance in [&a, &b] {
         instance.clock.advance(open);
         probe_succeeds(instance);
@@ -981,19 +1004,19 @@ fn a_failed_probe_is_followed_by_an_instance_that_closed_since_its_own_opening()
     let open = Duration::from_millis(300);
     let store = MemoryStore::new();
     let (a, b) = (instance_open_for(open), instance_open_for(open));
-    let (mut follow_a, mut follow_b) = (follower(&store, &a), follower(&store, &b));
+    let (mut follow_a, mut follow_b) = (pinned_follower(&store, &a), pinned_follower(&store, &b));
     trip(&b);
     assert_eq!(follow_b.poll().published, 1);
-    std::thread::sleep(open + Duration::from_millis(20));
+    advance_wall(open + Duration::from_millis(20));
     b.clock.advance(open + Duration::from_millis(20));
     probe_succeeds(&b);
     assert_eq!(follow_b.poll().recoveries_published, 1);
-    next_millisecond();
+    advance_wall(Duration::from_millis(2));
     trip(&a);
     assert_eq!(follow_a.poll().published, 1);
     assert_eq!(follow_b.poll().opened, 1);
     // Both periods end; a's probe fails, within a second of b's own old deadline.
-    std::thread::sleep(open + Duration::from_millis(20));
+    advance_wall(open + Duration::from_millis(20));
     for instance in [&a, &b] {
         instance.clock.advance(open + Duration::from_millis(20));
     }
