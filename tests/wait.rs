@@ -27,17 +27,75 @@ fn half_open_with_probe_out() -> Breaker<ManualClock> {
 }
 
 /// Runs `wait` on its own thread (not joined if it never returns) and hands back a receiver
-/// for its result, once it has started.
+/// for its result, once the thread has gone to sleep in it: a waiter that the test's next
+/// step admitted at its first try would let the test pass without a wake-up. For a wait that
+/// nothing but the test's next step can end.
 fn waiter<T: Send + 'static>(wait: impl FnOnce() -> T + Send + 'static) -> mpsc::Receiver<T> {
+    spawn_waiter(wait, true)
+}
+
+/// As [`waiter`], for a wait that ends by itself after a few milliseconds of the real clock
+/// (an open period, a probe's timeout): the thread may have finished before it is seen
+/// asleep.
+fn timed_waiter<T: Send + 'static>(wait: impl FnOnce() -> T + Send + 'static) -> mpsc::Receiver<T> {
+    spawn_waiter(wait, false)
+}
+
+fn spawn_waiter<T: Send + 'static>(
+    wait: impl FnOnce() -> T + Send + 'static,
+    must_sleep: bool,
+) -> mpsc::Receiver<T> {
     let (started, has_started) = mpsc::channel();
     let (done, result) = mpsc::channel();
     std::thread::spawn(move || {
-        started.send(()).unwrap();
+        started.send(own_thread_id()).unwrap();
         let _ = done.send(wait());
     });
-    has_started.recv().unwrap();
-    std::thread::sleep(Duration::from_millis(20)); // let it block (not asserted)
+    let thread = has_started.recv().unwrap();
+    until_asleep(thread, must_sleep);
     result
+}
+
+/// The calling thread's id in `/proc/self/task`, where Linux has one.
+fn own_thread_id() -> Option<String> {
+    let link = std::fs::read_link("/proc/thread-self").ok()?; // "<pid>/task/<tid>"
+    Some(link.file_name()?.to_str()?.to_owned())
+}
+
+/// Returns once thread `thread` sleeps: its state in `/proc/self/task/<tid>/stat` is `S`.
+/// Started, the waiter's thread has nothing left to sleep in but the wait (a blocked thread
+/// also shows `S`, a running or preempted one `R`). Or once it has finished, unless
+/// `must_sleep`. Without `/proc`, sleeps 20 ms instead and hopes.
+///
+/// # Panics
+///
+/// If the thread does not sleep within `GUARD`, or finishes first though it `must_sleep`: the
+/// waiter was admitted, or gave up, at once.
+fn until_asleep(thread: Option<String>, must_sleep: bool) {
+    let Some(thread) = thread else {
+        std::thread::sleep(Duration::from_millis(20));
+        return;
+    };
+    let path = format!("/proc/self/task/{thread}/stat");
+    let deadline = std::time::Instant::now() + GUARD;
+    loop {
+        let Ok(stat) = std::fs::read_to_string(&path) else {
+            assert!(!must_sleep, "the waiter finished without waiting");
+            return;
+        };
+        // "<tid> (<name>) <state> ...": the name may hold spaces and parentheses.
+        let state = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.trim_start().chars().next());
+        if state == Some('S') {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the waiter never went to sleep (state {state:?})"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
 }
 
 /// A thread blocked in `acquire_timeout(LONG)` on `breaker`: whether it got a probe.
@@ -90,7 +148,7 @@ fn a_waiter_waits_out_the_open_period_and_probes() {
     breaker.try_acquire().unwrap().failure();
     let breaker = Arc::new(breaker);
     let waiting = breaker.clone();
-    let result = waiter(move || {
+    let result = timed_waiter(move || {
         waiting.acquire_timeout(LONG).map(|probe| {
             let is_probe = probe.is_probe();
             probe.success();
@@ -169,7 +227,7 @@ fn half_open_with_a_hung_probe_and_a_probe_timeout() -> Breaker {
 fn a_waiter_wakes_when_the_probe_passes_its_timeout_and_probes_after_the_next_period() {
     let breaker = Arc::new(half_open_with_a_hung_probe_and_a_probe_timeout());
     let waiting = breaker.clone();
-    let admitted = waiter(move || waiting.acquire_timeout(LONG).map(|p| p.is_probe()));
+    let admitted = timed_waiter(move || waiting.acquire_timeout(LONG).map(|p| p.is_probe()));
     assert_eq!(
         admitted
             .recv_timeout(GUARD)
