@@ -38,6 +38,16 @@ fn pin_wall(at: SystemTime) {
     WALL.with(|wall| wall.set(at));
 }
 
+thread_local! {
+    /// How far ahead of the pinned wall clock [`wall_ahead`] runs.
+    static AHEAD: Cell<Duration> = const { Cell::new(Duration::ZERO) };
+}
+
+/// The pinned wall clock, `AHEAD` ahead of it: an instance whose clock is wrong.
+fn wall_ahead() -> SystemTime {
+    pinned_wall() + AHEAD.with(Cell::get)
+}
+
 /// A breaker on a manual clock that trips at its first failure, followed under "db" on the
 /// pinned wall clock.
 fn followed<S: OpeningStore + Clone>(store: &S) -> (Arc<Breaker<ManualClock>>, SharedOpenings<S>) {
@@ -230,4 +240,36 @@ fn remote_opening_applied_after_the_own_probe(after: Duration) -> bool {
 fn a_remote_opening_published_when_the_own_was_last_seen_is_older_than_its_probe() {
     assert!(!remote_opening_applied_after_the_own_probe(Duration::ZERO));
     assert!(remote_opening_applied_after_the_own_probe(MILLI));
+}
+
+#[test]
+fn a_follower_whose_clock_was_stepped_back_follows_the_next_failure() {
+    let store = MemoryStore::new();
+    // A trips and closes again by its probe while its wall clock runs an hour ahead.
+    AHEAD.with(|ahead| ahead.set(Duration::from_secs(3600)));
+    let a = Arc::new(
+        Breaker::builder()
+            .consecutive_failures(1)
+            .open_duration(OPEN)
+            .clock(ManualClock::new())
+            .build()
+            .unwrap(),
+    );
+    let mut follows_a = SharedOpenings::new(store.clone())
+        .wall_clock(wall_ahead)
+        .follow("db", a.clone());
+    opened_published_and_probed_closed(&a, &mut follows_a);
+    // Its clock is set right, and it tells of the recovery.
+    AHEAD.with(|ahead| ahead.set(Duration::ZERO));
+    pin_wall(start() + OPEN + Duration::from_secs(1));
+    assert_eq!(follows_a.poll().recoveries_published, 1);
+    // B, whose clock was right all along, trips on a new failure.
+    pin_wall(start() + OPEN + Duration::from_secs(2));
+    let (b, mut follows_b) = followed(&store);
+    trip(&b);
+    assert_eq!(follows_b.poll().published, 1);
+    // A's probe was seen an hour ahead of this opening's publishing, on A's clock as it
+    // then was; the opening is still news.
+    assert_eq!(follows_a.poll().opened, 1, "A follows B's opening");
+    assert_eq!(a.state(), State::Open);
 }

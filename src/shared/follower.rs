@@ -155,7 +155,8 @@ struct Entry {
     recovery_due: Option<u32>,
     /// When this follower last saw the breaker in an opening of its own, in Unix
     /// milliseconds: a remote opening published before then is older news than the probe
-    /// that closed the breaker after it, and is not applied once it is closed.
+    /// that closed the breaker after it, and is not applied once it is closed. Never ahead of
+    /// the wall clock at the last poll (a clock stepped back brings it back too).
     own_opening_seen_at: u64,
 }
 
@@ -653,9 +654,15 @@ impl<S: OpeningStore> SharedOpenings<S> {
             .breaker
             .current_opening()
             .is_some_and(|(generation, _)| !entry.breaker.opened_from_store(generation));
+        let now = unix_millis(wall_clock());
         if own_opening {
-            entry.own_opening_seen_at = unix_millis(wall_clock());
+            entry.own_opening_seen_at = now;
         }
+        // A stamp ahead of now says the wall clock was stepped back since: the own opening
+        // was seen no later than now. Left ahead, it would take every opening published
+        // before it, however new, for one older than the probe (below), for as long as the
+        // clock had been ahead.
+        entry.own_opening_seen_at = entry.own_opening_seen_at.min(now);
         let Some(opening) = store.opening(&entry.name)? else {
             return Ok(());
         };
