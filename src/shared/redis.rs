@@ -754,12 +754,26 @@ fn read_line(reader: &mut impl BufRead) -> Result<Vec<u8>, StoreError> {
         .take(LONGEST_REPLY as u64)
         .read_until(b'\n', &mut line)
         .map_err(|error| StoreError::with_source("redis connection", error))?;
-    if !line.ends_with(b"\r\n") {
-        return Err(StoreError::new(if line.is_empty() {
+    if !line.ends_with(b"\n") && line.len() < LONGEST_REPLY {
+        // The stream ended before the line did: the server closed the connection, which is
+        // the socket's doing, as a reset is, and holds the next connect off for a timeout
+        // (`hold_off`). A server that takes each command and closes without a reply (a proxy
+        // whose Redis is down) would otherwise cost a poll a connection and a wait for every
+        // command of every name.
+        let what = if line.is_empty() {
             "redis closed the connection"
         } else {
-            "redis sent a line without CRLF, or one too long"
-        }));
+            "redis closed the connection inside a reply"
+        };
+        return Err(StoreError::with_source(
+            "redis connection",
+            io::Error::new(io::ErrorKind::UnexpectedEof, what),
+        ));
+    }
+    if !line.ends_with(b"\r\n") {
+        return Err(StoreError::new(
+            "redis sent a line without CRLF, or one too long",
+        ));
     }
     line.truncate(line.len() - 2);
     Ok(line)
@@ -858,6 +872,33 @@ mod tests {
         store.ping().unwrap();
         drop(store);
         assert_eq!(server.join().unwrap(), 2);
+    }
+
+    #[test]
+    fn a_server_that_closes_without_a_reply_holds_the_next_connect_off() {
+        // Takes each command and closes without answering, as a proxy whose Redis is down.
+        use std::net::TcpListener;
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = listener.local_addr().unwrap().to_string();
+        let (done, test_done) = mpsc::channel::<()>();
+        let server = std::thread::spawn(move || {
+            let (stream, _) = listener.accept().unwrap();
+            let _ = read_reply(&mut BufReader::new(stream), 0);
+            // Dropped: closed. Once the test is done, was there a second connection?
+            let _ = test_done.recv();
+            listener.set_nonblocking(true).unwrap();
+            listener.accept().is_ok()
+        });
+        // Held off, the second command comes at once; not held off, it connects again and
+        // waits the timeout out for an answer, and the test fails after it, not hangs.
+        let mut store = RedisStore::new(address).timeout(Duration::from_secs(10));
+        let first = store.ping().unwrap_err().to_string();
+        assert!(first.contains("redis closed the connection"), "{first}");
+        let held = store.opening("a").unwrap_err().to_string();
+        assert!(held.contains("not connecting again"), "{held}");
+        drop(store);
+        drop(done);
+        assert!(!server.join().unwrap(), "no second connection");
     }
 
     #[test]
