@@ -1,6 +1,7 @@
 //! Following named breakers: publishing their own openings and recoveries, and applying the
 //! others'.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime};
@@ -109,9 +110,11 @@ impl<C: Clock> FollowedRegistry for Registry<C> {
     }
 }
 
-/// Whether two followed breakers are the same one.
-fn same_breaker(a: &Arc<dyn Followed>, b: &Arc<dyn Followed>) -> bool {
-    std::ptr::addr_eq(Arc::as_ptr(a), Arc::as_ptr(b))
+/// What tells a registry's followed breakers apart: the name and the breaker's address (a
+/// registry may put a new breaker under an old name). The address alone, without the
+/// vtable, as `std::ptr::addr_eq` compares.
+fn identity<'a>(name: &'a str, breaker: &Arc<dyn Followed>) -> (&'a str, *const ()) {
+    (name, Arc::as_ptr(breaker).cast::<()>())
 }
 
 /// Whether generation `later` comes after `earlier`, in serial-number arithmetic.
@@ -426,24 +429,30 @@ impl<S: OpeningStore> SharedOpenings<S> {
 
     /// Brings the entries that came from registries in line with what they hold now.
     fn sync_registries(&mut self) {
+        // In sets: a registry of n breakers takes time in proportion to n a poll, not to n
+        // squared (4000 breakers took 41 ms a poll compared in pairs).
         for (index, registry) in self.registries.iter().enumerate() {
             let held = registry.followed();
+            let in_registry: HashSet<_> = held
+                .iter()
+                .map(|(name, breaker)| identity(name, breaker))
+                .collect();
             self.entries.retain(|entry| {
                 entry.registry != Some(index)
-                    || held.iter().any(|(name, breaker)| {
-                        *name == entry.name && same_breaker(breaker, &entry.breaker)
-                    })
+                    || in_registry.contains(&identity(&entry.name, &entry.breaker))
             });
-            for (name, breaker) in held {
-                let followed = self.entries.iter().any(|entry| {
-                    entry.registry == Some(index)
-                        && entry.name == name
-                        && same_breaker(&entry.breaker, &breaker)
-                });
-                if !followed {
-                    self.entries.push(Entry::new(name, breaker, Some(index)));
-                }
-            }
+            let followed: HashSet<_> = self
+                .entries
+                .iter()
+                .filter(|entry| entry.registry == Some(index))
+                .map(|entry| identity(&entry.name, &entry.breaker))
+                .collect();
+            let new: Vec<Entry> = held
+                .into_iter()
+                .filter(|(name, breaker)| !followed.contains(&identity(name, breaker)))
+                .map(|(name, breaker)| Entry::new(name, breaker, Some(index)))
+                .collect();
+            self.entries.extend(new);
         }
     }
 
