@@ -51,6 +51,14 @@ fn wall_ahead() -> SystemTime {
 /// A breaker on a manual clock that trips at its first failure, followed under "db" on the
 /// pinned wall clock.
 fn followed<S: OpeningStore + Clone>(store: &S) -> (Arc<Breaker<ManualClock>>, SharedOpenings<S>) {
+    followed_on(store, pinned_wall)
+}
+
+/// As [`followed`], on the wall clock `wall`.
+fn followed_on<S: OpeningStore + Clone>(
+    store: &S,
+    wall: fn() -> SystemTime,
+) -> (Arc<Breaker<ManualClock>>, SharedOpenings<S>) {
     let breaker = Arc::new(
         Breaker::builder()
             .consecutive_failures(1)
@@ -60,7 +68,7 @@ fn followed<S: OpeningStore + Clone>(store: &S) -> (Arc<Breaker<ManualClock>>, S
             .unwrap(),
     );
     let follower = SharedOpenings::new(store.clone())
-        .wall_clock(pinned_wall)
+        .wall_clock(wall)
         .follow("db", breaker.clone());
     (breaker, follower)
 }
@@ -247,17 +255,7 @@ fn a_follower_whose_clock_was_stepped_back_follows_the_next_failure() {
     let store = MemoryStore::new();
     // A trips and closes again by its probe while its wall clock runs an hour ahead.
     AHEAD.with(|ahead| ahead.set(Duration::from_secs(3600)));
-    let a = Arc::new(
-        Breaker::builder()
-            .consecutive_failures(1)
-            .open_duration(OPEN)
-            .clock(ManualClock::new())
-            .build()
-            .unwrap(),
-    );
-    let mut follows_a = SharedOpenings::new(store.clone())
-        .wall_clock(wall_ahead)
-        .follow("db", a.clone());
+    let (a, mut follows_a) = followed_on(&store, wall_ahead);
     opened_published_and_probed_closed(&a, &mut follows_a);
     // Its clock is set right, and it tells of the recovery.
     AHEAD.with(|ahead| ahead.set(Duration::ZERO));
