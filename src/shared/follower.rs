@@ -430,7 +430,8 @@ impl<S: OpeningStore> SharedOpenings<S> {
     /// Brings the entries that came from registries in line with what they hold now.
     fn sync_registries(&mut self) {
         // In sets: a registry of n breakers takes time in proportion to n a poll, not to n
-        // squared (4000 breakers took 41 ms a poll compared in pairs).
+        // squared (`benches/registry_poll.rs`: 4000 breakers, 36.5 ms a poll compared in
+        // pairs, 2.5 ms in sets).
         for (index, registry) in self.registries.iter().enumerate() {
             let held = registry.followed();
             let in_registry: HashSet<_> = held
