@@ -494,16 +494,17 @@ fn parse_number(flag: &str, text: &str) -> Result<Option<f64>, String> {
 }
 
 fn parse_rate(flag: &str, text: &str, floor: RateFloor) -> Result<f64, String> {
-    let (lowest_ok, range) = match floor {
-        RateFloor::Zero => (0.0, format!("from 0 to {MAX_RATE}")),
-        RateFloor::AboveZero => (0.0, format!("above 0 and at most {MAX_RATE}")),
+    let range = match floor {
+        RateFloor::Zero => format!("from 0 to {MAX_RATE}"),
+        RateFloor::AboveZero => format!("above 0 and at most {MAX_RATE}"),
     };
-    match parse_number(flag, text)?.ok_or(()) {
-        Ok(rate) if floor == RateFloor::AboveZero && rate == 0.0 => Err(format!(
-            "{flag} `{text}`: expected requests per second, a number {range}"
-        )),
+    match parse_number(flag, text)? {
         // `+ 0.0` reads -0 as the 0 it is, so that it is not echoed back as "-0".
-        Ok(rate) if (lowest_ok..=MAX_RATE).contains(&rate) => Ok(rate + 0.0),
+        Some(rate)
+            if (0.0..=MAX_RATE).contains(&rate) && (floor == RateFloor::Zero || rate != 0.0) =>
+        {
+            Ok(rate + 0.0)
+        }
         _ => Err(format!(
             "{flag} `{text}`: expected requests per second, a number {range}"
         )),
@@ -511,8 +512,8 @@ fn parse_rate(flag: &str, text: &str, floor: RateFloor) -> Result<f64, String> {
 }
 
 fn parse_share(flag: &str, text: &str) -> Result<f64, String> {
-    match parse_number(flag, text)?.ok_or(()) {
-        Ok(share) if (0.0..=1.0).contains(&share) => Ok(share + 0.0),
+    match parse_number(flag, text)? {
+        Some(share) if (0.0..=1.0).contains(&share) => Ok(share + 0.0),
         _ => Err(format!("{flag} `{text}`: expected a number from 0 to 1")),
     }
 }

@@ -272,6 +272,7 @@ impl Windows {
     /// in one window, instead of waiting for a minimum of its own. Until one window is clean
     /// (after a closing, every window is empty), each thread's window fills with its own
     /// calls, and its minimum of calls holds.
+    ///
     /// The first look's loads again ([`look_clean_in`](Windows::look_clean_in)), then, with a
     /// window per thread, the compare-and-swaps that take windows as full.
     pub(crate) fn are_clean_in(&self, generation: u32) -> bool {
