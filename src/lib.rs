@@ -158,5 +158,5 @@ pub struct ReadmeDoctests;
 #[doc(hidden)]
 pub mod loom_hooks {
     pub use crate::stripes::give_back_slot;
-    pub use crate::wait::acquire_waiting;
+    pub use crate::wait::{acquire_waiting, give_back_every_task_slot, take_every_task_slot};
 }

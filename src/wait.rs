@@ -28,10 +28,14 @@
 //! the first case the wake finds the waker if the task left it first; if the task leaves it
 //! after, `AtomicWaker` orders that after the wake, and the comparison sees the bump. A slot is
 //! given back only after its waker is taken out, so that the take cannot throw away the waker
-//! of the next task to claim it. The loom models in `loom-tests/tests/async_wait.rs` run this
-//! wait (with a timer that never fires, so that a lost wakeup is a deadlock) and fail if the
-//! waker is left after the comparison, if the claim or the notifier's load is relaxed, if a
-//! slot is given back before its take, or if a claim is not one read-modify-write.
+//! of the next task to claim it. A task that finds all eight slots taken cannot be found by a
+//! notify, so it looks again every millisecond, and tries for a slot before each look: once
+//! it has one, it sleeps until a notify or its timer as the others do. The loom models in
+//! `loom-tests/tests/async_wait.rs` run this wait (with a timer that never fires for a task
+//! in a slot, so that a lost wakeup is a deadlock) and fail if the waker is left after the
+//! comparison, if the claim or the notifier's load is relaxed, if a slot is given back before
+//! its take, if a claim is not one read-modify-write, or if a task without a slot does not
+//! claim one given back while it polls.
 //!
 //! The threads' wait has its models in `loom-tests/tests/blocking_wait.rs`: the real
 //! `acquire_timeout`, with a timeout real time never reaches, on a futex that under loom is a
@@ -315,13 +319,22 @@ mod async_wait {
         }
     }
 
-    /// What the wait needs from a timer: tokio's, or under loom one that never fires.
+    /// What the wait needs from a timer: tokio's, or under loom one that never fires for a
+    /// task in a slot.
     trait Timer {
         type Sleep: Future<Output = ()>;
 
         /// A sleep until the wait's deadline or until `ready_in` from now, whichever comes
         /// first; `None` once the deadline has passed.
         fn sleep(&self, ready_in: Option<Duration>) -> Option<Self::Sleep>;
+
+        /// The sleep of a task that found every slot taken: no notify can find it, so it
+        /// looks again within [`POLL_WITHOUT_SLOT`], and tries for a slot each time.
+        fn sleep_without_slot(&self, ready_in: Option<Duration>) -> Option<Self::Sleep> {
+            self.sleep(Some(
+                ready_in.map_or(POLL_WITHOUT_SLOT, |r| r.min(POLL_WITHOUT_SLOT)),
+            ))
+        }
     }
 
     impl<C: Clock> Breaker<C> {
@@ -329,19 +342,25 @@ mod async_wait {
         /// timer: tries, and while rejected sleeps until an event or the timer wakes it.
         async fn acquire_waiting<T: Timer>(&self, timer: &T) -> Result<Permit<'_, C>, Rejected> {
             let waiters = self.waiters();
-            let slot = waiters.tasks.claim();
+            let mut slot = None;
             loop {
+                // Claimed before `events` is loaded, in every round until one is had: the
+                // claim is the task's registration (see the module documentation), and a
+                // slot given back while this task polled lets the next notify find it.
+                if slot.is_none() {
+                    slot = waiters.tasks.claim();
+                }
                 let seen = waiters.events();
                 let rejected = match self.acquire_uncounted() {
                     Ok(permit) => return Ok(permit),
                     Err(rejected) => rejected,
                 };
-                let mut ready_in = self.may_admit_in(&rejected);
-                if slot.is_none() {
-                    ready_in =
-                        Some(ready_in.map_or(POLL_WITHOUT_SLOT, |r| r.min(POLL_WITHOUT_SLOT)));
-                }
-                let Some(sleep) = timer.sleep(ready_in) else {
+                let ready_in = self.may_admit_in(&rejected);
+                let sleep = match slot {
+                    Some(_) => timer.sleep(ready_in),
+                    None => timer.sleep_without_slot(ready_in),
+                };
+                let Some(sleep) = sleep else {
                     return Err(self.count_rejection(rejected));
                 };
                 let mut sleep = pin!(sleep);
@@ -413,32 +432,104 @@ mod async_wait {
         }
     }
 
-    /// Under loom: no deadline, and no sleep ever ends by itself, so only a wake (a notify
-    /// that finds the task's slot) gets a waiting task polled again.
+    /// Under loom: no deadline, and no sleep of a task in a slot ever ends by itself, so only
+    /// a wake (a notify that finds the task's slot) gets it polled again. A task without a
+    /// slot looks again after a yield while every slot is taken, and once more after it
+    /// first finds one free; after that its sleep never ends either, so a task that does not
+    /// claim the slot given back sleeps through the next notify, and loom reports a
+    /// deadlock.
     #[cfg(loom)]
-    struct NoTimer;
+    struct LoomTimer<'a> {
+        slots: &'a TaskSlots,
+        last_look_used: std::cell::Cell<bool>,
+    }
+
+    /// A sleep under loom: for good, or until the task has let the others run once.
+    #[cfg(loom)]
+    enum LoomSleep {
+        Never,
+        AfterAYield { yielded: bool },
+    }
 
     #[cfg(loom)]
-    impl Timer for NoTimer {
-        type Sleep = std::future::Pending<()>;
+    impl Future for LoomSleep {
+        type Output = ();
 
-        fn sleep(&self, _ready_in: Option<Duration>) -> Option<std::future::Pending<()>> {
-            Some(std::future::pending())
+        fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+            match &mut *self {
+                LoomSleep::Never => Poll::Pending,
+                LoomSleep::AfterAYield { yielded: true } => Poll::Ready(()),
+                LoomSleep::AfterAYield { yielded } => {
+                    *yielded = true;
+                    // A loop that only polls must let loom schedule the others, or it would
+                    // spin through every one of its own schedules.
+                    loom::thread::yield_now();
+                    cx.waker().wake_by_ref();
+                    Poll::Pending
+                }
+            }
         }
     }
 
-    /// `acquire_timeout_async`'s wait with no deadline and no timer, for loom models only
-    /// (run with `loom::future::block_on`): a wake lost on the way leaves the task asleep for
-    /// good, which loom reports as a deadlock. Each task waits in a slot of its own: a model
-    /// must not make more than eight wait at once (the ninth would poll, and never wakes).
+    #[cfg(loom)]
+    impl Timer for LoomTimer<'_> {
+        type Sleep = LoomSleep;
+
+        fn sleep(&self, _ready_in: Option<Duration>) -> Option<LoomSleep> {
+            Some(LoomSleep::Never)
+        }
+
+        fn sleep_without_slot(&self, _ready_in: Option<Duration>) -> Option<LoomSleep> {
+            let every_slot_taken = self.slots.taken.load(Ordering::SeqCst) == u8::MAX;
+            if every_slot_taken || !self.last_look_used.replace(true) {
+                Some(LoomSleep::AfterAYield { yielded: false })
+            } else {
+                Some(LoomSleep::Never)
+            }
+        }
+    }
+
+    /// `acquire_timeout_async`'s wait with no deadline, for loom models only (run with
+    /// `loom::future::block_on`): a task in a slot sleeps until a notify wakes it, so a wake
+    /// lost on the way leaves it asleep for good, which loom reports as a deadlock. A task
+    /// that finds every slot taken (see [`take_every_task_slot`]) polls until one is free.
     #[doc(hidden)]
     #[cfg(loom)]
     pub async fn acquire_waiting<C: Clock>(
         breaker: &Breaker<C>,
     ) -> Result<Permit<'_, C>, Rejected> {
-        breaker.acquire_waiting(&NoTimer).await
+        let timer = LoomTimer {
+            slots: &breaker.waiters().tasks,
+            last_look_used: std::cell::Cell::new(false),
+        };
+        breaker.acquire_waiting(&timer).await
+    }
+
+    /// Takes every task slot of `breaker` at once, as eight tasks waiting would: a task
+    /// that waits then has none. For loom models only.
+    ///
+    /// # Panics
+    ///
+    /// If a slot is already taken.
+    #[doc(hidden)]
+    #[cfg(loom)]
+    pub fn take_every_task_slot<C: Clock>(breaker: &Breaker<C>) {
+        let taken = breaker
+            .waiters()
+            .tasks
+            .taken
+            .swap(u8::MAX, Ordering::SeqCst);
+        assert_eq!(taken, 0, "a slot was taken already");
+    }
+
+    /// Gives back every slot [`take_every_task_slot`] took, with one write, as a waiting
+    /// task gives back its own (`SeqCst`). For loom models only.
+    #[doc(hidden)]
+    #[cfg(loom)]
+    pub fn give_back_every_task_slot<C: Clock>(breaker: &Breaker<C>) {
+        breaker.waiters().tasks.taken.fetch_and(0, Ordering::SeqCst);
     }
 }
 
 #[cfg(loom)]
-pub use async_wait::acquire_waiting;
+pub use async_wait::{acquire_waiting, give_back_every_task_slot, take_every_task_slot};

@@ -477,6 +477,42 @@ fn a_dropped_wait_lets_go_of_its_waker_and_its_slot() {
     );
 }
 
+/// Nine tasks wait on a forced-open breaker: the ninth finds every wake slot taken, so it
+/// looks again on its timer. One of the eight leaves, and the ninth's timer comes due (the
+/// runtime's clock is paused, and moved only here). Checks that at that look the ninth claims
+/// the slot given back, so that the reset wakes it then and there rather than at its next
+/// look.
+#[test]
+fn a_task_without_a_slot_claims_one_given_back_at_its_next_look() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    let _entered = runtime.enter();
+    let breaker = Breaker::builder().build().unwrap();
+    breaker.force_open();
+    let mut waits: Vec<_> = (0..9)
+        .map(|_| Box::pin(breaker.acquire_timeout_async(LONG)))
+        .collect();
+    for wait in &mut waits {
+        assert!(
+            poll_once(wait.as_mut()).0.is_pending(),
+            "forced open: waits"
+        );
+    }
+    let mut ninth = waits.pop().expect("nine");
+    drop(waits.pop());
+    runtime.block_on(tokio::time::sleep(Duration::from_millis(5)));
+    let (poll, wakes) = poll_once(ninth.as_mut());
+    assert!(poll.is_pending(), "still forced open");
+    breaker.reset();
+    assert!(
+        wakes.0.load(std::sync::atomic::Ordering::SeqCst) > 0,
+        "the reset did not wake the ninth task: it holds no slot"
+    );
+}
+
 /// `Duration::MAX` ("wait for good") on a breaker that rejects: the task waits, rather than
 /// giving up at once on a deadline it could not compute.
 #[test]

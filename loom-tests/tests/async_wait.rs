@@ -1,9 +1,11 @@
 //! Tasks waiting for a permit (`acquire_timeout_async`'s wait) and the transitions that wake
 //! them: the slot a task claims, the waker it leaves there, and `events`, re-checked after.
 //!
-//! The wait runs on `hotbreaker::loom_hooks::acquire_waiting`, the real wait loop with a timer
-//! that never fires and no deadline: a task wakes only when a notify finds its waker, so a
-//! lost wakeup leaves it asleep for good, and loom reports the model deadlocked.
+//! The wait runs on `hotbreaker::loom_hooks::acquire_waiting`, the real wait loop with no
+//! deadline and a timer that never fires for a task in a slot: such a task wakes only when a
+//! notify finds its waker, so a lost wakeup leaves it asleep for good, and loom reports the
+//! model deadlocked. A task that found every slot taken looks again while they stay taken,
+//! and once after.
 
 #![cfg(loom)]
 
@@ -11,7 +13,7 @@ mod common;
 
 use common::{Role, check_each_order, half_open_with_probe_out, small, spawn_in, trip_and_wait};
 use hotbreaker::State;
-use hotbreaker::loom_hooks::acquire_waiting;
+use hotbreaker::loom_hooks::{acquire_waiting, give_back_every_task_slot, take_every_task_slot};
 use loom::future::block_on;
 
 /// A task waits while the only probe of a half-open breaker is out; another thread ends the
@@ -117,6 +119,39 @@ fn a_slot_given_back_while_another_task_claims_it_loses_no_wake() {
             1,
             "one task probed and closed, the other was let in closed: {probes:?}"
         );
+        assert_eq!(breaker.state(), State::Closed);
+    });
+}
+
+/// A task asks for a permit while the only probe of a half-open breaker is out and every
+/// slot is taken (as by eight tasks waiting already), so it polls. Another thread gives the
+/// slots back and then ends the probe with a success, which closes the breaker and notifies.
+///
+/// Checks that the task is admitted. Under loom a task without a slot looks again only while
+/// every slot is taken, and once after (`LoomTimer` in `src/wait.rs`); from then on only a
+/// notify that finds it in a slot wakes it.
+///
+/// Catches, as a deadlock: a task that tries for a slot only when it starts waiting (as the
+/// wait did before this model: it polled every millisecond for the whole wait). The closing
+/// comes after its last look and finds it in no slot.
+#[test]
+fn a_task_without_a_slot_claims_one_given_back_and_is_woken_in_it() {
+    check_each_order(2, 2, |order| {
+        let (breaker, probe) = half_open_with_probe_out();
+        take_every_task_slot(&breaker);
+        let (waiting, ending) = (breaker.clone(), breaker.clone());
+        let roles: Vec<Role<()>> = vec![
+            Box::new(move || {
+                let permit = block_on(acquire_waiting(&waiting)).expect("no deadline");
+                assert!(!permit.is_probe(), "admitted after the breaker closed");
+                permit.success();
+            }),
+            Box::new(move || {
+                give_back_every_task_slot(&ending);
+                probe.success();
+            }),
+        ];
+        spawn_in(order, roles);
         assert_eq!(breaker.state(), State::Closed);
     });
 }
