@@ -40,6 +40,8 @@ const PACES: [Duration; 3] = [
 const UP_AGAIN_FOR: Duration = Duration::from_secs(2);
 const POLL_EVERY: Duration = Duration::from_millis(20);
 const WAIT_FOR_PROBE: Duration = Duration::from_millis(100);
+/// The name the three instances share their openings under.
+const NAME: &str = "inventory";
 
 /// What one instance saw.
 #[derive(Debug, Default)]
@@ -147,7 +149,13 @@ fn redis_scenario(address: &str, sharing: Sharing) -> Result<Vec<Tally>, String>
             .key_prefix(format!("{run}open:"))
             .recovery_key_prefix(format!("{run}recovered:"))
     };
-    Ok(scenario(|breaker| Some(follow(store(), breaker, sharing))))
+    let tallies = scenario(|breaker| Some(follow(store(), breaker, sharing)));
+    // The keys are this run's alone: left behind, the opening and its recovery would stay
+    // in the user's Redis as long as the longest opening could (a year).
+    store()
+        .forget(NAME)
+        .map_err(|error| format!("deleting this run's keys: {error}"))?;
+    Ok(tallies)
 }
 
 #[cfg(not(feature = "redis"))]
@@ -168,7 +176,7 @@ fn follow<S: OpeningStore + 'static>(
     SharedOpenings::new(store)
         .wait_for_probe(wait)
         .expect("a wait shorter than the longest opening")
-        .follow("inventory", breaker)
+        .follow(NAME, breaker)
         .spawn_polling(POLL_EVERY, |name, error| {
             eprintln!("store error for {name}: {error}")
         })

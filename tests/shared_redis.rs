@@ -769,3 +769,43 @@ fn the_redis_store_keeps_what_is_kept_at_its_ties() {
     let mut store = RedisStore::new(&server.address).key_prefix("ties:");
     store_ties::check_store_ties(&mut store, "");
 }
+
+#[test]
+fn forgetting_a_name_deletes_its_three_keys_and_no_other_names() {
+    let Some(server) = start_server(&[]) else {
+        return;
+    };
+    let mut store = RedisStore::new(&server.address);
+    let now = SystemTime::now();
+    for name in ["db", "cache"] {
+        store
+            .publish(name, opening_for(Duration::from_secs(60)))
+            .unwrap();
+        store.publish_recovery(name, now).unwrap();
+        store
+            .publish_window(name, &WindowShare::new("a", 1, 20, now))
+            .unwrap();
+    }
+    assert_eq!(store.forget("db").unwrap(), 3);
+    let exists = |key: &str| send(&server, &format!("EXISTS {key}\r\n"));
+    for kind in ["open", "recovered", "windows"] {
+        assert_eq!(
+            exists(&format!("hotbreaker:{kind}:db")),
+            ":0",
+            "{kind} of db"
+        );
+        assert_eq!(
+            exists(&format!("hotbreaker:{kind}:cache")),
+            ":1",
+            "{kind} of cache"
+        );
+    }
+    assert_eq!(store.opening("db").unwrap(), None);
+    assert_eq!(store.forget("db").unwrap(), 0, "nothing left to delete");
+
+    // Prefixes that could mix are refused before anything is deleted.
+    let mut mixed = RedisStore::new(&server.address).recovery_key_prefix("hotbreaker:");
+    let error = mixed.forget("cache").unwrap_err().to_string();
+    assert!(error.contains("recovery_key_prefix"), "{error}");
+    assert_eq!(exists("hotbreaker:open:cache"), ":1");
+}

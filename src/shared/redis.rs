@@ -352,6 +352,49 @@ impl RedisStore {
         }
     }
 
+    /// Deletes everything kept for `name`: its opening, its latest recovery and its windows,
+    /// under this store's prefixes. For a name no instance uses any more (a dependency
+    /// retired, a test's or a demo's own names): what a store keeps is otherwise kept until
+    /// it expires, an opening's and its recovery's for as long as the opening lasts (up to a
+    /// year). Returns how many of the three keys there were.
+    ///
+    /// Instances still following `name` are not told: one that saw an opening keeps it, and
+    /// their next publish writes the keys again.
+    ///
+    /// # Errors
+    ///
+    /// A [`StoreError`] if the server cannot be reached or refuses the command, or if one of
+    /// the prefixes begins another (see
+    /// [`recovery_key_prefix`](RedisStore::recovery_key_prefix)); nothing is deleted then.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use hotbreaker::shared::RedisStore;
+    ///
+    /// let mut store = RedisStore::new("127.0.0.1:6379");
+    /// let deleted = store.forget("payments-v1")?;
+    /// println!("{deleted} keys deleted");
+    /// # Ok::<(), hotbreaker::shared::StoreError>(())
+    /// ```
+    pub fn forget(&mut self, name: &str) -> Result<u64, StoreError> {
+        let keys = [
+            self.key(name),
+            self.recovery_key(name)?,
+            self.windows_key(name)?,
+        ];
+        match self.command(&[
+            b"DEL",
+            keys[0].as_bytes(),
+            keys[1].as_bytes(),
+            keys[2].as_bytes(),
+        ])? {
+            Reply::Integer(deleted) => u64::try_from(deleted)
+                .map_err(|_| StoreError::new(format!("redis answered DEL with {deleted}"))),
+            other => Err(unexpected("DEL", &other)),
+        }
+    }
+
     /// The Unix milliseconds kept under `key`, if any.
     fn millis_at(&mut self, key: &str) -> Result<Option<u64>, StoreError> {
         match self.command(&[b"GET", key.as_bytes()])? {
