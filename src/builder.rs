@@ -69,7 +69,9 @@ impl Builder<QuantaClock> {
 }
 
 impl<C: Clock> Builder<C> {
-    /// Starts from `config` (replacing whatever was set before).
+    /// Replaces every setting that [`Config`] holds with `config`'s, and any
+    /// [`minimum_calls`](Builder::minimum_calls) set before; the listeners
+    /// ([`on_transition`](Builder::on_transition)) and the clock set before are kept.
     pub fn config(mut self, config: Config) -> Self {
         self.config = config;
         self.minimum_calls = None;

@@ -178,6 +178,11 @@ impl<C: Clock> Breaker<C> {
     /// Calls `f` through the breaker and, when it is rejected or fails, answers with
     /// `fallback` instead (a cached value, a default).
     ///
+    /// # Panics
+    ///
+    /// As [`call`](Breaker::call): if `f` panics (counted as a failure first), or a transition
+    /// listener panics at a transition this call makes; and if `fallback` panics.
+    ///
     /// # Examples
     ///
     /// ```

@@ -97,7 +97,7 @@ pub fn describe() {
     describe_counter!(
         SLOW_CALLS,
         Unit::Count,
-        "Successes the circuit breaker counted as failures because they were too slow."
+        "Calls the circuit breaker counted as failures for being slow: successes past the slow-call limit, and calls still out past it."
     );
     describe_counter!(
         HUNG_CALLS,
@@ -129,7 +129,8 @@ pub fn describe() {
 /// under them (a counter set to a smaller absolute value would not move, or would go
 /// backwards), and a breaker exported under two names (a registry's alias) counts whole
 /// under each. It reads every stripe of the breaker once ([`Breaker::metrics`]) and costs
-/// one recorder lookup per metric; the calls through the breaker do no work for it.
+/// one recorder lookup per counter and one per state of the state gauge; the calls through
+/// the breaker do no work for it.
 ///
 /// # Panics
 ///

@@ -326,6 +326,11 @@ impl<C: Clock> OwnedPermit<C> {
     }
 
     /// Records `outcome`; a slow success counts as a failure, as for [`Permit::record`].
+    ///
+    /// # Panics
+    ///
+    /// If a transition listener panics at a transition this call makes (see
+    /// [`Builder::on_transition`](crate::Builder::on_transition)); the transition stands.
     pub fn record(mut self, outcome: Outcome) {
         self.ended = true;
         self.breaker

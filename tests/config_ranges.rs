@@ -175,3 +175,38 @@ fn config_replaces_an_earlier_minimum_calls() {
         .unwrap();
     assert_eq!(breaker.config(), config);
 }
+
+/// `Builder::config` keeps what a `Config` does not hold: the listeners and the clock set
+/// before it. Catches a `config` that starts the builder over.
+#[test]
+fn config_keeps_the_listeners_and_the_clock_set_before() {
+    let told = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = told.clone();
+    let clock = hotbreaker::ManualClock::new();
+    let config = Config {
+        consecutive_failures: Some(1),
+        open_duration: Duration::from_secs(10),
+        ..Config::default()
+    };
+    let breaker = Breaker::builder()
+        .on_transition(move |_| {
+            counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        })
+        .clock(clock.clone())
+        .config(config)
+        .build()
+        .unwrap();
+    breaker.try_acquire().unwrap().failure();
+    assert_eq!(
+        told.load(std::sync::atomic::Ordering::Relaxed),
+        1,
+        "the opening was told"
+    );
+    clock.advance(Duration::from_secs(10));
+    assert!(
+        breaker
+            .try_acquire()
+            .expect("the manual clock ended the period")
+            .is_probe()
+    );
+}
