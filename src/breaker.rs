@@ -11,7 +11,7 @@ use crate::clock::{Clock, QuantaClock};
 use crate::config::{Config, ConfigError, Settings};
 use crate::listener::{Listener, Transition, Trigger};
 use crate::metrics::Metrics;
-use crate::newest_probe::{Newest, NewestProbe};
+use crate::newest_probe::{Admitted, Newest, NewestProbe};
 use crate::open_deadline::OpenDeadline;
 use crate::open_streak::OpenStreak;
 use crate::permit::{Outcome, OwnedPermit, Permit, PermitKind, Rejected, Timing};
@@ -91,8 +91,8 @@ pub struct Breaker<C: Clock = QuantaClock> {
     settings: Swappable<Settings>,
     clock: C,
     /// The clock's reading when the breaker was built. The breaker keeps its times from here
-    /// (`now`): the words that hold a time next to a tag have room for about nine years of
-    /// it (`tagged_time.rs`), and a clock's epoch may be much older (the Unix epoch).
+    /// (`now`): the words that hold a time next to a tag keep it modulo about nine years
+    /// (`tagged_time.rs`), and a clock's epoch may be much older (the Unix epoch).
     clock_base: u64,
     listeners: Box<[Listener]>,
 }
@@ -907,7 +907,7 @@ impl<C: Clock> Breaker<C> {
             // Sealed: another call decided to open the breaker again; finish it.
             return self.finish_sealed_reopening(generation);
         };
-        if self.now() < probes_timed_out_at(newest.nanos(), timeout) {
+        if probes_time_out_after(newest, timeout, self.now()) > 0 {
             return None;
         }
         // Checked with the state word `open_from_for` loaded, just before its swap. The seal is
@@ -978,8 +978,8 @@ impl<C: Clock> Breaker<C> {
             // A call decided to open the breaker again; any call may finish it.
             Newest::Sealed => Some(Duration::ZERO),
             Newest::Admitted(newest) => {
-                let over_at = probes_timed_out_at(newest.nanos(), timeout);
-                Some(Duration::from_nanos(over_at.saturating_sub(self.now())))
+                let left = probes_time_out_after(newest, timeout, self.now());
+                Some(Duration::from_nanos(left))
             }
         }
     }
@@ -1960,12 +1960,12 @@ impl<C: Clock> Breaker<C> {
     }
 }
 
-/// The breaker time from which every probe admitted no later than `newest_nanos` has been out
-/// longer than `timeout` (past it, not at it).
-fn probes_timed_out_at(newest_nanos: u64, timeout: Duration) -> u64 {
-    newest_nanos
-        .saturating_add(crate::clock::saturating_nanos(timeout))
+/// How long until every probe admitted no earlier than `newest` has been out longer than
+/// `timeout` (past it, not at it), at breaker time `now_nanos`: zero once they have.
+fn probes_time_out_after(newest: Admitted, timeout: Duration, now_nanos: u64) -> u64 {
+    crate::clock::saturating_nanos(timeout)
         .saturating_add(1)
+        .saturating_sub(newest.age_nanos(now_nanos))
 }
 
 /// The `slow_call` limit of `settings` in nanoseconds, `u64::MAX` without one.

@@ -39,3 +39,30 @@ fn a_reset_is_when_the_breaker_last_closed() {
     clock.advance(Duration::from_secs(5));
     assert_eq!(breaker.closed_ago(), Duration::from_secs(5));
 }
+
+#[test]
+fn an_opening_is_extended_across_the_wrap_of_the_kept_times() {
+    // The kept times wrap 2^48 µs after the build (`tagged_time.rs`): an end moved from
+    // before that point to after it is later, not earlier.
+    let clock = ManualClock::new();
+    let breaker = breaker_on(&clock);
+    clock.advance(Duration::from_micros(1 << 48) - Duration::from_secs(2));
+    assert!(breaker.open_for(Duration::from_secs(1)).unwrap());
+    let (generation, _) = breaker.current_opening().unwrap();
+    assert!(breaker.extend_opening(generation, Duration::from_secs(4)));
+    assert_eq!(
+        breaker.current_opening(),
+        Some((generation, Duration::from_secs(4)))
+    );
+    assert!(
+        !breaker.extend_opening(generation, Duration::from_secs(3)),
+        "earlier"
+    );
+    clock.advance(Duration::from_secs(4) - Duration::from_micros(1));
+    assert!(
+        breaker.try_acquire().is_err(),
+        "a microsecond left, past the wrap"
+    );
+    clock.advance(Duration::from_micros(1));
+    assert!(breaker.try_acquire().expect("over").is_probe());
+}

@@ -17,10 +17,11 @@ use crate::sync::{Arc, AtomicU64, Ordering};
 ///
 /// Implementations return nanoseconds since an epoch of their choosing; only differences
 /// matter. Two readings from the same clock must never go backwards. A breaker counts its
-/// times from its clock's reading when it was built, and keeps them for about 8.9 years
-/// (2^48 microseconds) from there: a breaker left running longer no longer holds an opening,
-/// and gives up on every probe at once when a [`probe_timeout`](crate::Builder::probe_timeout)
-/// is set.
+/// times from its clock's reading when it was built, and keeps the end of an open period and
+/// a probe's admission modulo 2^48 microseconds (about 8.9 years), read by their distance
+/// from now: it keeps time however long it runs. The one thing it cannot tell is an open
+/// period that ended more than 6.7 years before the next call looks at the breaker, which
+/// that call takes for one still running (for up to 2.2 years).
 ///
 /// # Examples
 ///

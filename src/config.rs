@@ -23,7 +23,8 @@ pub const MAX_PROBES: u32 = 1_023;
 pub const MAX_STRIPES: u32 = 256;
 
 /// The longest open period: about a year. The end of an open period is kept in microseconds
-/// in 48 bits next to a tag, which gives room for about nine years of clock.
+/// modulo 2^48 (about nine years) next to a tag, and a kept end is read as still ahead only
+/// up to 2^46 µs (about 2.2 years) ahead of now.
 pub const MAX_OPEN_DURATION: Duration = Duration::from_secs(366 * 24 * 3600);
 
 /// A configuration the builder refused: which setting, and why.

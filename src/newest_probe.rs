@@ -55,7 +55,7 @@
 //! generation, and writes nothing: it cannot reopen the generation to admissions.
 
 use crate::sync::{AtomicU64, Ordering};
-use crate::tagged_time::{belongs_to, latest, nanos, tagged};
+use crate::tagged_time::{at_or_after, belongs_to, reserved, since, tagged_unreserved};
 
 pub(crate) struct NewestProbe {
     word: AtomicU64,
@@ -76,16 +76,17 @@ pub(crate) enum Newest {
 pub(crate) struct Admitted(u64);
 
 impl Admitted {
-    /// When the probe was admitted, in nanoseconds on the breaker's clock.
-    pub(crate) fn nanos(self) -> u64 {
-        nanos(self.0)
+    /// How long before `now_nanos` (on the breaker's clock, as `Breaker::now` reads it) the
+    /// probe was admitted, in nanoseconds; zero for a time rounded up past `now_nanos`.
+    pub(crate) fn age_nanos(self, now_nanos: u64) -> u64 {
+        since(self.0, now_nanos)
     }
 }
 
-/// `generation`'s seal: later than any time recorded for it (see `record`), so that a recorder
-/// that finds it writes nothing.
+/// `generation`'s seal: a value no recorded time takes (`tagged_time::reserved`), so that a
+/// recorder that finds it knows it for the seal.
 fn sealed(generation: u32) -> u64 {
-    latest(generation)
+    reserved(generation)
 }
 
 impl NewestProbe {
@@ -111,9 +112,8 @@ impl NewestProbe {
         half_opens: bool,
         still_possible: impl Fn() -> bool,
     ) -> bool {
-        // Rounded up: a probe is never taken for older than it is. Short of the seal: a time
-        // nine years on is kept a microsecond early.
-        let new = tagged(generation, now_nanos).min(sealed(generation) - 1);
+        // Rounded up: a probe is never taken for older than it is. Never the seal.
+        let new = tagged_unreserved(generation, now_nanos);
         // Acquire, and the state read after it: see the module documentation.
         let mut current = self.word.load(Ordering::Acquire);
         loop {
@@ -121,7 +121,7 @@ impl NewestProbe {
                 if !half_opens {
                     return false;
                 }
-            } else if belongs_to(current, generation) && nanos(current) >= nanos(new) {
+            } else if belongs_to(current, generation) && at_or_after(current, new) {
                 return true;
             }
             if !still_possible() {
@@ -179,9 +179,12 @@ impl NewestProbe {
 mod tests {
     use super::*;
 
+    /// When the newest probe of `generation` was admitted, as its age at a time after every
+    /// admission of these tests tells it.
     fn admitted_nanos(newest: &NewestProbe, generation: u32) -> Option<u64> {
+        const NOW: u64 = 1_000_000;
         match newest.newest(generation)? {
-            Newest::Admitted(admitted) => Some(admitted.nanos()),
+            Newest::Admitted(admitted) => Some(NOW - admitted.age_nanos(NOW)),
             Newest::Sealed => panic!("generation {generation} is sealed"),
         }
     }
@@ -256,5 +259,25 @@ mod tests {
         assert!(newest.record(3, u64::MAX, true, || true));
         assert!(matches!(newest.newest(3), Some(Newest::Admitted(_))));
         assert!(newest.record(3, u64::MAX, false, || true));
+    }
+
+    #[test]
+    fn admissions_either_side_of_the_48_bit_wrap_keep_their_order_and_ages() {
+        const WRAP: u64 = (1 << 48) * 1_000; // nanoseconds
+        let newest = NewestProbe::new();
+        assert!(newest.record(3, WRAP - 3_000, true, || true));
+        assert!(newest.record(3, WRAP + 4_000, false, || true), "later");
+        assert!(newest.record(3, WRAP - 2_000, false, || true), "earlier");
+        let Some(Newest::Admitted(kept)) = newest.newest(3) else {
+            panic!("a probe is recorded");
+        };
+        assert_eq!(kept.age_nanos(WRAP + 10_000), 6_000, "the later one kept");
+        // A time falling on the seal's value is kept a microsecond later, not as the seal.
+        assert!(newest.record(5, WRAP - 1_000, true, || true));
+        let Some(Newest::Admitted(last)) = newest.newest(5) else {
+            panic!("taken for the seal");
+        };
+        assert_eq!(last.age_nanos(WRAP + 1_000), 1_000);
+        assert_eq!(last.age_nanos(WRAP - 1_000), 0, "rounded up, never older");
     }
 }

@@ -25,7 +25,7 @@
 //! a newer open period early.
 
 use crate::sync::{AtomicU64, Ordering};
-use crate::tagged_time::{belongs_to, nanos, tagged};
+use crate::tagged_time::{belongs_to, tagged, until};
 
 pub(crate) struct OpenDeadline {
     word: AtomicU64,
@@ -137,8 +137,7 @@ impl OpenDeadline {
         if !belongs_to(word, generation) {
             return None;
         }
-        let end_nanos = nanos(word);
-        (now_nanos < end_nanos).then(|| end_nanos - now_nanos)
+        until(word, now_nanos)
     }
 }
 

@@ -90,6 +90,7 @@ fn op() -> impl Strategy<Value = Op> {
         14 => (1u32..=30).prop_map(Op::Advance),
         2 => (1u32..=999).prop_map(Op::AdvanceNanos),
         4 => any::<usize>().prop_map(Op::AdvanceToBoundary),
+        1 => any::<u16>().prop_map(Op::AdvanceToTimeWrap),
         1 => Just(Op::ForceOpen),
         1 => Just(Op::ForceClosed),
         2 => Just(Op::Reset),

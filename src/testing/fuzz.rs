@@ -397,6 +397,10 @@ fn run_thread(breaker: &Breaker<ManualClock>, clock: &ManualClock, ops: &[Op], t
             },
             Op::Advance(micros) => clock.advance(Duration::from_micros(u64::from(micros))),
             Op::AdvanceNanos(nanos) => clock.advance(Duration::from_nanos(u64::from(nanos))),
+            Op::AdvanceToTimeWrap(micros) => {
+                let now = crate::Clock::now_nanos(clock);
+                clock.advance(super::differential::to_before_time_wrap(now, micros));
+            }
             // No model here to name the moments ahead: a step of up to 30 µs, to the
             // nanosecond.
             Op::AdvanceToBoundary(index) => {
