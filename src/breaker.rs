@@ -1824,11 +1824,12 @@ impl<C: Clock> Breaker<C> {
     /// - The window keeps whether it is still filling, which its generation decided: a rate
     ///   rule added, or a window made longer, judges as a full window at once (its
     ///   `minimum_calls` waits only in a window filling since it was cleared).
-    /// - A window made longer holds the failures the old one had not forgotten: those still in
-    ///   view (older than the old window's length too, while a newer failure kept them in
-    ///   view), and none once the old window had forgotten them all. A window forgets its
-    ///   failures once at least its length of successes, and at least 64, have followed the
-    ///   newest.
+    /// - A window made longer holds the failures the old one had not forgotten, which are all
+    ///   those in the new window's view: a window forgets its failures only once at least its
+    ///   length of successes, at least 64, and at least as many as the failure records it keeps
+    ///   ([`Builder::failure_records`](crate::Builder::failure_records), the longest window a
+    ///   reconfiguration may give it), have followed the newest. So it judges the last calls
+    ///   of the new length.
     /// - While a window fills, the call that reaches the minimum and the call that fills the
     ///   window judge the generation's first `minimum_calls` calls by the rule in force then:
     ///   a threshold or a minimum lowered while it fills may trip on those first calls though

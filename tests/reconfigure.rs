@@ -467,20 +467,27 @@ fn a_window_and_run_of_equal_too_long_length_are_refused_naming_the_window() {
 
 /// A window made longer while closed holds the failures the old window had not forgotten,
 /// older than the old length too, and judges them at the next failure (`Breaker::reconfigure`,
-/// "What the window holds"). Either kind of window forgets a failure no sooner than 64
-/// successes after it, whatever its length (`FORGET_NO_SOONER_THAN` in `src/window/mod.rs`).
+/// "What the window holds"). Either kind of window forgets a failure no sooner than its
+/// failure records (here 128) successes after it, so the longer window of 100 sees every
+/// failure in its view: the metric counts the failure while it is among the last 100 calls,
+/// and the next failure trips on it while both are. Before `failure_records` bounded the
+/// forgetting, a failure 64 successes back was forgotten, though in the longer window's view.
 #[test]
 fn a_longer_window_holds_the_failures_the_old_one_had_not_forgotten() {
     // (window per thread, successes after the failure, failures the longer window holds)
-    let cases: [(bool, usize, u32); 8] = [
+    let cases: [(bool, usize, u32); 12] = [
         (false, 3, 1),  // in view of the old window of 4
         (false, 10, 1), // out of its view, not yet forgotten
-        (false, 63, 1),
-        (false, 64, 0), // forgotten
+        (false, 64, 1),
+        (false, 98, 1),  // the last of the longer window's view at the next failure
+        (false, 127, 0), // out of the longer window's view, not yet forgotten
+        (false, 128, 0), // forgotten
         (true, 3, 1),
         (true, 10, 1),
-        (true, 63, 1),
-        (true, 64, 0),
+        (true, 64, 1),
+        (true, 98, 1),
+        (true, 127, 0),
+        (true, 128, 0),
     ];
     for (per_thread, successes, held) in cases {
         let case = format!("window per thread {per_thread}, f then {successes} successes");

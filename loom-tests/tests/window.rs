@@ -143,6 +143,32 @@ fn main_succeeds_while_another_fails(
     }
 }
 
+/// Generation `g`'s record of failure 1 left in the ring (`F S F F`: failure 2's commit
+/// copies failure 1's record, one success before it); two resets reach generation `g + 2`,
+/// whose tag is `g`'s under loom (1 bit). There: failures 0 and 1; then one thread succeeds
+/// while another succeeds and fails twice. The first success forgets the two failures (a run
+/// rule forgets after one success under loom), the next counts nothing (the window is clean),
+/// and the last failure looks back two failures, to failure 1's slot.
+///
+/// Checks that the breaker ends where the reference model does for some order of the calls:
+/// closed, with a run of two.
+///
+/// Catches: a forgetting that does not copy the newest failure's record to the ring before its
+/// compare-and-swap (`Window::publish_before_forgetting`; tried: not at all, and after the
+/// swap). The look-back then finds generation `g`'s record of failure 1, whose count of
+/// successes before it equals the last failure's, takes the two failures for a run of three,
+/// and trips.
+#[test]
+fn a_failure_after_a_forgetting_finds_the_forgotten_record_not_an_older_generations() {
+    check_against_model(
+        2,
+        run_rule(3),
+        &[F, S, F, F, R, R, F, F],
+        &[&[S], &[S, F, F]],
+        &[],
+    );
+}
+
 /// The main thread's stripe still counts the last generation, with a hint that its next
 /// check is a success away; in the new generation its success ages a failure while another
 /// thread records one, and then one more failure follows.

@@ -37,9 +37,14 @@
 //!    CAS read its word. So the success learns of every failure positioned before it.
 //! 3. *Forgetting failures* (Dirty → Clean) loads the word first and then the stripes, so the
 //!    count it sees is at least the newest failure's, and it commits with a CAS from that word,
-//!    which fails if another failure arrived meanwhile.
-//! 4. *Failure records* are published to the ring before the commit of the failure after them
-//!    (release CAS on the slot, then on the word); see `ring.rs`.
+//!    which fails if another failure arrived meanwhile. A clean word keeps the failure count,
+//!    so the failures after it are numbered on and a rule may look back past the clean spell:
+//!    the forgetting, too, first copies the newest failure's record to the ring (point 4), so
+//!    that such a look-back finds this generation's record, far out of view, and never one an
+//!    older generation with the same tag left in the slot (the loom model
+//!    `a_failure_after_a_forgetting_finds_the_forgotten_record_not_an_older_generations`).
+//! 4. *Failure records* are published to the ring before the commit of the failure after them,
+//!    or of the forgetting (release CAS on the slot, then on the word); see `ring.rs`.
 //! 5. *Clearing* for a closed generation `g` loads the word (`Acquire`), then checks on the state
 //!    word (`Acquire`) that the breaker is still closed in `g`, and commits with a CAS from the
 //!    word it loaded. Every value of the word but an empty one was written after the
@@ -224,6 +229,12 @@ pub(crate) struct Window {
     rules: AtomicU64,
     /// Whose successes this window counts.
     counts: Counts,
+    /// Successes after its newest failure before the window may forget it, whatever the
+    /// rules: [`FORGET_NO_SOONER_THAN`], and (but under loom, whose models need windows that
+    /// forget within a few calls) the ring's capacity, the longest window or run a
+    /// reconfiguration may give it. A clean window counts no success, so a failure it forgot
+    /// stays no nearer than this, counted, for good: beyond every window it may ever judge.
+    forget_no_sooner_than: u32,
 }
 
 /// Where a window stands for the state word's quiet bit ([`Window::quiet_standing`]).
@@ -317,11 +328,17 @@ impl Window {
 
     fn counting(settings: &Settings, generation: u32, counts: Counts) -> Self {
         let capacity = (settings.failure_records as usize).next_power_of_two();
+        #[cfg(not(loom))]
+        let forget_no_sooner_than =
+            FORGET_NO_SOONER_THAN.max(u32::try_from(capacity).unwrap_or(u32::MAX));
+        #[cfg(loom)]
+        let forget_no_sooner_than = FORGET_NO_SOONER_THAN;
         Window {
             word: CachePadded::new(AtomicU64::new(Self::empty(settings, generation).0)),
             ring: FailureRing::new(capacity),
             rules: AtomicU64::new(Rules::of(settings).pack()),
             counts,
+            forget_no_sooner_than,
         }
     }
 
@@ -336,6 +353,7 @@ impl Window {
             ring: FailureRing::new(1),
             rules: AtomicU64::new(0),
             counts: Counts::EveryStripe,
+            forget_no_sooner_than: FORGET_NO_SOONER_THAN,
         }
     }
 
@@ -355,10 +373,26 @@ impl Window {
     }
 
     /// Successes after the newest failure at which this window forgets it: when no rule can
-    /// see it any more, and no sooner than [`FORGET_NO_SOONER_THAN`].
+    /// see it any more, and no sooner than `forget_no_sooner_than` (field docs).
     #[inline(always)]
     fn forget_after(&self, rules: Rules) -> u32 {
-        rules.forget_after().max(FORGET_NO_SOONER_THAN)
+        rules.forget_after().max(self.forget_no_sooner_than)
+    }
+
+    /// Before a word that remembers its newest failure is replaced by a clean one: copies that
+    /// failure's record to the ring, as the next failure's commit would have (point 4). A clean
+    /// word keeps the failure count, so the failures after it are numbered on, and a rule may
+    /// look back past the clean spell to this number: it must find this generation's record
+    /// there (far out of view), not whatever an older generation with the same tag left in
+    /// the slot. `false` if the word is no longer `word` (the replacing CAS would fail).
+    fn publish_before_forgetting(&self, tag: u32, word: WindowWord) -> bool {
+        !word.remembers_newest_failure()
+            || self.ring.publish(
+                tag,
+                word.failures().wrapping_sub(1),
+                word.successes_before_newest(),
+                || self.word.load(Ordering::Acquire) == word.0,
+            )
     }
 
     /// The rules a full window judges by; relaxed (point 6 above).
@@ -812,6 +846,9 @@ impl Window {
                     .store(stripe_count.wrapping_add(wait - 1), Ordering::Relaxed);
                 return;
             }
+            if !self.publish_before_forgetting(tag, word) {
+                continue;
+            }
             let clean = word.cleaned(generation).0;
             if self
                 .word
@@ -941,6 +978,8 @@ impl Window {
                 .wrapping_sub(word.successes_before_newest())
                 >= self.forget_after(self.rules());
         if aged {
+            // Ignored if it fails: the word moved, and the caller's CAS from it fails too.
+            let _ = self.publish_before_forgetting(generation_tag(generation), word);
             word.cleaned(generation)
         } else {
             word.with_mode(Mode::Dirty)

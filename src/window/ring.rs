@@ -1,10 +1,11 @@
 //! The records of recent failures that a rule may still look at.
 //!
-//! The newest failure lives in the window word; when the next failure is recorded, the
-//! committer first copies the newest record here (its value is fixed by the word it read, so
-//! racing committers all write the same record), and only then commits. So by the time a
-//! reader acquires a word whose failure count is above `n + 1`, the record of failure `n` is
-//! here, or has been replaced by the record of a failure at least a ring's length newer.
+//! The newest failure lives in the window word; when the next failure is recorded, or the
+//! window forgets its failures, the committer first copies the newest record here (its value
+//! is fixed by the word it read, so racing committers all write the same record), and only
+//! then commits. So by the time a reader acquires a word whose failure count is above `n`,
+//! and which no longer holds failure `n` as its newest, the record of failure `n` is here, or
+//! has been replaced by the record of a failure at least a ring's length newer.
 //!
 //! ```text
 //!  63    61 60             48 47              32 31                                0
