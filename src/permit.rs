@@ -196,14 +196,6 @@ impl<'a, C: Clock> Permit<'a, C> {
         self.kind.is_probe()
     }
 
-    /// Whether the call is timed (the breaker had a `slow_call` limit when it issued the
-    /// permit): for the differential runs, which do not move the clock across the span after
-    /// which a timed call's bucket can no longer be told from a later one.
-    #[cfg(feature = "testing")]
-    pub(crate) fn is_timed(&self) -> bool {
-        self.timing.is_some()
-    }
-
     /// The breaker generation the permit was issued in.
     pub fn generation(&self) -> u32 {
         self.generation

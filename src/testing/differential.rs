@@ -34,7 +34,8 @@ pub enum Op {
     /// the breaker's kept times wrap: every 2^48 µs (about 8.9 years) from its build, where
     /// an open period's end and a probe's admission are kept modulo 2^48 µs
     /// (`tagged_time.rs`). The model keeps whole times, so the two disagree if a period or a
-    /// probe that spans the point is misread.
+    /// probe that spans the point is misread. Nothing moves while a permit is held (see
+    /// `advance_to_time_wrap`).
     AdvanceToTimeWrap(u16),
     /// [`Breaker::force_open`].
     ForceOpen,
@@ -874,8 +875,11 @@ pub(super) fn switches_success_counts(pick: u8) -> bool {
 /// step of its own, and the breaker and the model compared at the end. An open breaker that
 /// no call looks at for 6.7 years reads its ended period as running again (`tagged_time.rs`),
 /// which the model, keeping whole times, does not; a service calls more often than that.
-/// Nothing moves while a timed call is out: after about 2^19 times its limit its bucket can
-/// no longer be told from a later one (`calls_out.rs`, README "Hung calls").
+/// Nothing moves while a permit is held: a probe out for 6.7 years reads as just admitted
+/// (`tagged_time.rs`), which a probe timeout set later would not give up on, and after about
+/// 2^19 times its limit a timed call's bucket can no longer be told from a later one
+/// (`calls_out.rs`, README "Hung calls"). Permits taken after the move, a few hundred
+/// microseconds short of the wrap, cross it with the steps that follow.
 fn advance_to_time_wrap<'b>(
     context: &Context<'b>,
     run: &mut RunState<'b>,
@@ -883,7 +887,7 @@ fn advance_to_time_wrap<'b>(
     micros: u16,
 ) -> Result<(), Mismatch> {
     const HOP: Duration = Duration::from_secs(4 * 365 * 24 * 3600);
-    if run.held.iter().any(|(permit, _)| permit.is_timed()) {
+    if !run.held.is_empty() {
         return run_step(context, run, step, Op::Advance(0));
     }
     let mut left = to_before_time_wrap(context.clock.now_nanos_for_model(), micros);
