@@ -308,6 +308,7 @@ fn run_on(
         in_force: *model_config,
         held: Vec::new(),
         hung_so_far: 0,
+        horizon: LOOK_WITHIN.as_nanos() as u64,
     });
     steps.take(&|step, op| run_step(&context, &mut run.lock().unwrap(), step, op))?;
     Ok(Some(run.into_inner().unwrap().model.counts))
@@ -405,7 +406,17 @@ struct RunState<'b> {
     held: Vec<(Permit<'b, ManualClock>, ModelPermit)>,
     /// Hung calls counted so far.
     hung_so_far: u64,
+    /// The clock time (the model's nanoseconds) that no move to a boundary may reach: four
+    /// years after the build, or after the last look of [`Op::AdvanceToTimeWrap`]. The
+    /// breaker reads a time by its distance modulo 2^48 µs (`tagged_time.rs`): an open period
+    /// that ended more than 6.7 years before the next call, or a probe out that long, reads as
+    /// running or fresh, which the model, keeping whole times, does not.
+    horizon: u64,
 }
+
+/// How far a run moves the clock past a look (four years), short of the 6.7 years after which
+/// a time the breaker keeps reads as ahead again.
+const LOOK_WITHIN: Duration = Duration::from_secs(4 * 365 * 24 * 3600);
 
 /// Runs step `step`, `op`, on the breaker and the model, and compares them after it.
 fn run_step<'b>(
@@ -428,6 +439,7 @@ fn run_step<'b>(
         in_force,
         held,
         hung_so_far,
+        horizon,
     } = run;
     let now = clock.now_nanos_for_model();
     let mismatch = |what: String| Mismatch { step, op, what };
@@ -490,7 +502,8 @@ fn run_step<'b>(
         Op::AdvanceNanos(nanos) => clock.advance(Duration::from_nanos(u64::from(nanos))),
         Op::AdvanceToTimeWrap(_) => unreachable!("taken in steps by `advance_to_time_wrap`"),
         Op::AdvanceToBoundary(index) => {
-            let moments = model.boundaries(now, held.iter().map(|(_, permit)| permit));
+            let mut moments = model.boundaries(now, held.iter().map(|(_, permit)| permit));
+            moments.retain(|&moment| moment + 1 < *horizon);
             if !moments.is_empty() {
                 let moment = moments[index / 2 % moments.len()] + (index % 2) as u64;
                 clock.advance(Duration::from_nanos(moment - now));
@@ -870,15 +883,13 @@ pub(super) fn switches_success_counts(pick: u8) -> bool {
     pick & 7 == 3
 }
 
-/// [`Op::AdvanceToTimeWrap`], in hops of four years with a call between them (its outcome
-/// ignored: it moves the breaker as a look does, and records nothing), each compared as a
-/// step of its own, and the breaker and the model compared at the end. An open breaker that
-/// no call looks at for 6.7 years reads its ended period as running again (`tagged_time.rs`),
-/// which the model, keeping whole times, does not; a service calls more often than that.
-/// Nothing moves while a permit is held: a probe out for 6.7 years reads as just admitted
-/// (`tagged_time.rs`), which a probe timeout set later would not give up on, and after about
-/// 2^19 times its limit a timed call's bucket can no longer be told from a later one
-/// (`calls_out.rs`, README "Hung calls"). Permits taken after the move, a few hundred
+/// [`Op::AdvanceToTimeWrap`]: a look (a call whose outcome is ignored: it moves the breaker
+/// as any call does, and records nothing), then hops of four years with a look after each,
+/// each compared as a step of its own, so that the breaker is looked at within every four
+/// years (see `RunState::horizon`). Nothing moves while a permit is held: a probe out for 6.7
+/// years reads as just admitted, which a probe timeout set later would not give up on, and
+/// after about 2^19 times its limit a timed call's bucket can no longer be told from a later
+/// one (`calls_out.rs`, README "Hung calls"). Permits taken after the move, a few hundred
 /// microseconds short of the wrap, cross it with the steps that follow.
 fn advance_to_time_wrap<'b>(
     context: &Context<'b>,
@@ -886,18 +897,20 @@ fn advance_to_time_wrap<'b>(
     step: usize,
     micros: u16,
 ) -> Result<(), Mismatch> {
-    const HOP: Duration = Duration::from_secs(4 * 365 * 24 * 3600);
     if !run.held.is_empty() {
         return run_step(context, run, step, Op::Advance(0));
     }
+    let look = Op::Call(Outcome::Ignore);
+    run_step(context, run, step, look)?;
     let mut left = to_before_time_wrap(context.clock.now_nanos_for_model(), micros);
-    while left > HOP {
-        context.clock.advance(HOP);
-        left -= HOP;
-        run_step(context, run, step, Op::Call(Outcome::Ignore))?;
+    while !left.is_zero() {
+        let hop = left.min(LOOK_WITHIN);
+        context.clock.advance(hop);
+        left -= hop;
+        run_step(context, run, step, look)?;
     }
-    context.clock.advance(left);
-    run_step(context, run, step, Op::Advance(0))
+    run.horizon = context.clock.now_nanos_for_model() + LOOK_WITHIN.as_nanos() as u64;
+    Ok(())
 }
 
 /// How far to move a clock that reads `now` (nanoseconds; the breaker was built at 0) for
