@@ -5,23 +5,16 @@ use std::time::Duration;
 
 use hotbreaker::{Breaker, Config, FailureRateConfig, ManualClock, State};
 
+#[path = "support/outcomes.rs"]
+mod outcomes;
+use outcomes::record;
+
 fn rate(threshold: f64, window: usize) -> Option<FailureRateConfig> {
     Some(FailureRateConfig {
         threshold,
         window,
         minimum_calls: None,
     })
-}
-
-fn record(breaker: &Breaker<ManualClock>, outcomes: &str) {
-    for c in outcomes.chars() {
-        let permit = breaker.try_acquire().expect("closed");
-        if c == 'f' {
-            permit.failure()
-        } else {
-            permit.success()
-        }
-    }
 }
 
 #[test]

@@ -7,6 +7,10 @@ use std::time::Duration;
 
 use hotbreaker::{Breaker, CallError, ManualClock, Outcome, State, Transition, Trigger, TripRule};
 
+#[path = "support/outcomes.rs"]
+mod outcomes;
+use outcomes::record;
+
 fn breaker(
     configure: impl FnOnce(hotbreaker::Builder) -> hotbreaker::Builder,
 ) -> (Breaker<ManualClock>, ManualClock) {
@@ -16,18 +20,6 @@ fn breaker(
         .build()
         .expect("valid configuration");
     (breaker, clock)
-}
-
-fn record(breaker: &Breaker<ManualClock>, outcomes: &str) {
-    for c in outcomes.chars() {
-        let permit = breaker.try_acquire().expect("closed");
-        match c {
-            's' => permit.success(),
-            'f' => permit.failure(),
-            'i' => permit.ignore(),
-            _ => unreachable!(),
-        }
-    }
 }
 
 #[test]

@@ -19,6 +19,10 @@ use std::time::Duration;
 
 use hotbreaker::{Breaker, FailureRateConfig, ManualClock, State};
 
+#[path = "support/outcomes.rs"]
+mod outcomes;
+use outcomes::record;
+
 fn breaker(
     configure: impl FnOnce(hotbreaker::Builder) -> hotbreaker::Builder,
 ) -> Breaker<ManualClock> {
@@ -26,17 +30,6 @@ fn breaker(
         .clock(ManualClock::new())
         .build()
         .expect("valid configuration")
-}
-
-fn record(breaker: &Breaker<ManualClock>, outcomes: &str) {
-    for c in outcomes.chars() {
-        let permit = breaker.try_acquire().expect("closed");
-        match c {
-            's' => permit.success(),
-            'f' => permit.failure(),
-            _ => unreachable!(),
-        }
-    }
 }
 
 /// Run rule of 3. Generation 0 leaves the record of its failure number 1 in the ring.

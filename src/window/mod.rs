@@ -978,7 +978,10 @@ impl Window {
                 .wrapping_sub(word.successes_before_newest())
                 >= self.forget_after(self.rules());
         if aged {
-            // Ignored if it fails: the word moved, and the caller's CAS from it fails too.
+            // Only under loom, whose windows forget after one success: elsewhere a window
+            // forgets no sooner than its failure records, at least its length, so none fills
+            // with a failure old enough. Ignored if it fails: the word moved, and the
+            // caller's CAS from it fails too.
             let _ = self.publish_before_forgetting(generation_tag(generation), word);
             word.cleaned(generation)
         } else {
