@@ -186,7 +186,9 @@ impl<C: Clock> Builder<C> {
     /// threads read: on the machine `benches/PERFORMANCE.md` describes, about 5-8 ns per call
     /// per thread with two threads failing one call in 40, against about 2 ns with one thread.
     /// With a window per thread, a thread's outcomes touch only its own window and its own
-    /// counter line, so two threads cost about what one does.
+    /// counter line while its window holds a failure, so two threads cost about what one does
+    /// (the first failure into a clean window, and the success that makes a window clean
+    /// again, also change the state word's quiet bit: see `src/quiet.rs`).
     ///
     /// What changes is what a rule counts:
     /// - a rate rule over `W` calls judges each thread's last `W` calls (and its minimum calls
@@ -205,17 +207,27 @@ impl<C: Clock> Builder<C> {
     /// closing empties every window.
     ///
     /// A thread takes its stripe, and with it its window, at its first call into any breaker,
-    /// including reads such as [`Breaker::metrics`](crate::Breaker::metrics) and
-    /// [`Breaker::config`](crate::Breaker::config), and keeps it until it exits; threads
-    /// beyond the [`stripes`](Builder::stripes) share one more window, whose calls are judged
-    /// together. So give a breaker at least as many stripes as threads that call it, counting
-    /// those that only read its metrics.
+    /// including reads such as [`Breaker::config`](crate::Breaker::config), and
+    /// [`Breaker::metrics`](crate::Breaker::metrics) while the breaker is closed, and keeps it
+    /// until it exits; threads beyond the [`stripes`](Builder::stripes) share one more window,
+    /// whose calls are judged together. So give a breaker at least as many stripes as threads
+    /// that call it, counting those that only read its metrics.
+    ///
+    /// A window belongs to its stripe, not to its thread. A thread that takes a stripe given
+    /// back by a thread that exited continues that window as it was left: the exited
+    /// thread's failures (its run, its share of the last `W` calls, its calls still out) and
+    /// its calls towards the minimum count together with the new thread's own until the next
+    /// closing empties every window. Emptying a window in the middle of a closed period would
+    /// break the ordering the windows rely on (`src/window/mod.rs`), and the new thread's
+    /// successes are what ages a window left dirty out, so that the breaker can turn quiet.
     ///
     /// An outcome counts in the window of the thread that records it: a permit recorded on
     /// another thread than the one it came from ([`OwnedPermit`](crate::OwnedPermit) sent
     /// there, an async task that moved) counts on the recording thread. A call that hangs past
     /// the [`slow_call`](Builder::slow_call) limit, which no thread records, counts in the
-    /// window of the thread that issued it, whichever call finds it hung.
+    /// window of the thread that issued it, whichever call finds it hung; so does one that
+    /// ends after more than about 100,000 limits, which is counted as hung whoever records it
+    /// (its outcome no longer finds its place among the calls out, `src/calls_out.rs`).
     ///
     /// Everything but the window is shared as before: one state, one open period, one set of
     /// probes, one set of metrics. [`Metrics::window_failures`](crate::Metrics::window_failures) and

@@ -60,7 +60,11 @@ pub struct Metrics {
     /// [`per_thread_windows`](crate::Builder::per_thread_windows), the calls each thread's
     /// window recorded (at most its size), summed over the windows, so up to the window size
     /// times the windows in use. A window taken as full of successes when the breaker turned
-    /// quiet counts only the calls it recorded.
+    /// quiet counts only the calls it recorded, and so does a window made longer, or given a
+    /// rate rule, by a [`reconfigure`](crate::Breaker::reconfigure) while closed, which the
+    /// window itself judges as full: then, even on one thread, this count (and what
+    /// [`SharedOpenings::share_windows`](crate::shared::SharedOpenings::share_windows)
+    /// publishes from it) can be lower than one window's, until the window fills again.
     pub window_calls: u32,
     /// While closed: failures since the last success; with
     /// [`per_thread_windows`](crate::Builder::per_thread_windows), the longest run of any

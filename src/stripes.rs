@@ -168,8 +168,11 @@ fn assign_slot(slot: &Cell<u32>) -> u32 {
     assigned
 }
 
-/// The counters of one stripe. All fields are written by the stripe's owner only, except in
-/// the shared stripe, where every writer uses atomic read-modify-writes.
+/// The counters of one stripe. Its counts are written by the stripe's owner only, except in
+/// the shared stripe, where every writer uses atomic read-modify-writes; the hints
+/// (`quiet_below`, `failed_checks`) are stored by whichever thread checks them, which in the
+/// shared stripe is any of its threads, and `calls_out` is read-modify-written by every thread
+/// (its own docs say why).
 #[derive(Default)]
 #[repr(C)]
 pub(crate) struct Stripe {
