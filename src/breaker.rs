@@ -169,7 +169,8 @@ struct TransitionCounts {
     /// [`quiet_lost`](Breaker::quiet_lost): while it is not 0, the quiet bit is not set
     /// (`quiet.rs`). Here, not beside the state word, whose line every call reads and which
     /// had no room left (it took the breaker 128 bytes more): a loss writes it twice, a setter
-    /// reads it only when it finds every window clean.
+    /// reads it only when its first look finds every window clean (with a window per thread,
+    /// or filling without a failure).
     quiet_losses: AtomicU32,
 }
 

@@ -85,7 +85,12 @@
 //! after `D` or the loss reads the window after the cleaning, and one of them sets `q`
 //! (loom: `the_bit_comes_back_when_a_success_cleans_the_window_during_a_loss`). Without them
 //! both could read the other's old value, and `q` would stay off over a clean window: no
-//! judgement changes, but every success would read the window until it next turns clean. With
+//! judgement changes, but every success would read the window until it next turns clean. The
+//! count is the breaker's, not a generation's: a setter of a later generation (a transition
+//! publishing for its new window, or a success cleaning it) may find a loss of an earlier one
+//! under way, so the loss publishes for whichever closed generation the state word holds after
+//! its fence, not for its own (loom: `a_loss_of_an_ended_generation_sets_the_bit_of_the_next`,
+//! `a_loss_of_an_ended_generation_sets_the_bit_a_cleaning_success_left_to_it`). With
 //! a window per thread the same holds between two cleaners of two windows, each looking at
 //! the other's after its own write: the fence goes before the look (loom:
 //! `the_last_thread_to_clean_its_window_sets_the_quiet_bit`). Each setter fences once.
@@ -121,9 +126,12 @@ impl<C: Clock> Breaker<C> {
     #[inline(always)]
     pub(crate) fn is_quiet_since(&self, word: StateWord) -> bool {
         // Acquire, more than it needs: equal to `word`, this load read the very store the
-        // admission's Acquire load read (the state word's writes are one chain, and none
-        // repeats a quiet word's value but by the epoch's wrap, "The gap" in the module's
-        // docs), which synchronized already; any other word sends the success to the window,
+        // admission's Acquire load read, or a later one of the same value with no failure
+        // over a clean window between (the state word's writes are one chain; every such
+        // failure moves the epoch, which comes back only by its wrap, "The gap" in the
+        // module's docs; a reconfiguration's counting bits turned on and off again bring the
+        // word back with none), which synchronized already; any other word sends the success
+        // to the window,
         // whose loads acquire. Relaxed passes every loom model (tried), as that says. Kept: it
         // is the same instruction on x86, and no weakly ordered machine is here to measure
         // what Relaxed would save. Either way the load reads no value older than what the call
@@ -227,19 +235,29 @@ impl<C: Clock> Breaker<C> {
 
     /// The failure that called [`quiet_losing`](Breaker::quiet_losing) is done with the
     /// window, committed or not: takes it out of the losses under way, then sets `q` again if
-    /// every window is clean once more (a success that cleaned one meanwhile left that to the
-    /// last loss to end).
+    /// every window of the closed generation current now is clean (a setter that found this
+    /// loss under way left that to it, whether it set for the loss's generation or for a later
+    /// one).
     #[cold]
     #[inline(never)]
-    pub(crate) fn quiet_lost(&self, generation: u32) {
+    pub(crate) fn quiet_lost(&self) {
         // Release, after the failure's commit: a setter that reads this count, or a later
         // one, reads the window word after the commit.
         self.transitions
             .quiet_losses
             .fetch_sub(1, Ordering::Release);
-        // SeqCst: the loss's half of the fences in "Coming back", before any load of a window.
+        // SeqCst: the loss's half of the fences in "Coming back", before any load of the
+        // state word or a window.
         fence(Ordering::SeqCst);
-        self.publish_quiet_fenced(generation, true);
+        // The current generation, not the loss's own: the count is the breaker's, so a
+        // transition's publishing or a success cleaning a window of a later generation may
+        // have found this loss under way and left the bit to it. Its setter's fence and this
+        // one are ordered, so either that setter read the count after the decrement, or the
+        // load below reads the state word it found, or a later one ("Coming back").
+        let word = StateWord(self.control.state.load(Ordering::Acquire));
+        if word.is_closed() {
+            self.publish_quiet_fenced(word.generation(), true);
+        }
     }
 
     /// The [`QuietLoss`] a failure of `generation` brackets its commit over a clean window
@@ -266,7 +284,7 @@ impl<C: Clock> QuietLoss for LosingQuiet<'_, C> {
     }
 
     fn end(&self) {
-        self.breaker.quiet_lost(self.generation);
+        self.breaker.quiet_lost();
     }
 }
 

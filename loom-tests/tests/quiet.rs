@@ -8,13 +8,14 @@
 //! against another thread's calls that come after it (through the window, through a setter
 //! that read the window before it, or through another failure whose loss ends and publishes
 //! after it). In all of these the end must be one the sequential reference model reaches for
-//! some interleaving (as in `window.rs`). The last one checks that the bit comes back once
-//! the window is clean again, which no outcome shows.
+//! some interleaving (as in `window.rs`). The last three check that the bit comes back once
+//! the window is clean again, which no outcome shows: after a loss in the same generation, and
+//! after a loss whose generation a reset ended.
 //!
-//! Every model here but one runs at three preemptions, one more than most models in this
-//! crate: the bit's orderings have needed three to show (a relaxed decrement, a relaxed state
-//! load), and at three all of these take 21 s together on a 2-core machine. The one left at
-//! one catches its bug with one, and takes minutes at two.
+//! Most models here run at three preemptions, one more than most models in this crate: the
+//! bit's orderings have needed three to show (a relaxed decrement, a relaxed state load), and
+//! at three those take 21 s together on a 2-core machine. One runs at one: it catches its bug
+//! with one, and takes minutes at two. The two with a reset run at two, which catches theirs.
 
 #![cfg(loom)]
 
@@ -249,6 +250,64 @@ fn the_bit_comes_back_when_a_success_cleans_the_window_during_a_loss() {
             is_quiet(&breaker),
             metrics.consecutive_failures == 0,
             "the bit says whether the window is clean: {metrics:?}"
+        );
+    });
+}
+
+/// A run rule alone (2 failures), its window clean and quiet from the start. Thread A fails
+/// over the clean window, a loss of the bit; thread B resets the breaker, which starts a new
+/// generation with a clean window and publishes its bit. Then the main thread makes three
+/// successes through `call`. In every order the window of the last generation ends clean (A's
+/// failure is dropped with the old generation, or lands in the new one, where the first
+/// success forgets it), so the bit must end set.
+///
+/// Catches (tried, the bit off over a clean window): `quiet_lost` publishing for the loss's
+/// own generation. B's publishing finds A's loss under way and leaves the bit to it; A's ends
+/// and looks at its generation, which the reset ended; nobody sets the new generation's bit,
+/// and successes over a clean window never publish.
+#[test]
+fn a_loss_of_an_ended_generation_sets_the_bit_of_the_next() {
+    const CONFIG: ModelConfig = run_rule(2);
+    check_each_order(2, 2, |order| {
+        let (breaker, _clock) = from_model(&CONFIG, 2);
+        assert!(is_quiet(&breaker), "no window to fill");
+        spawn_in(order, making_with(&breaker, &[&[F], &[R]], call_through));
+        for _ in 0..3 {
+            call_through(&breaker, S);
+        }
+        let metrics = breaker.metrics();
+        assert_eq!(metrics.consecutive_failures, 0, "{metrics:?}");
+        assert!(
+            is_quiet(&breaker),
+            "the window is clean in the current generation, the bit is off: {metrics:?}"
+        );
+    });
+}
+
+/// The same, with a success as the setter the old loss holds off: thread A fails over the
+/// clean window of the first generation; thread B resets the breaker, then fails and succeeds
+/// in the next (its success ends its run, and the window forgets it, clean again). Then the
+/// main thread succeeds once more. In every order that leaves the breaker closed (A's failure
+/// landing next to B's in the new generation trips it) the window ends clean, and the bit must
+/// end set.
+///
+/// Catches (tried): the same as the model above, through the cleaning success's publishing
+/// instead of the reset's.
+#[test]
+fn a_loss_of_an_ended_generation_sets_the_bit_a_cleaning_success_left_to_it() {
+    const CONFIG: ModelConfig = run_rule(2);
+    check_each_order(2, 2, |order| {
+        let (breaker, _clock) = from_model(&CONFIG, 2);
+        spawn_in(order, making_with(&breaker, &[&[F], &[R, F, S]], call_through));
+        call_through(&breaker, S);
+        let metrics = breaker.metrics();
+        if metrics.state != hotbreaker::State::Closed {
+            return;
+        }
+        assert_eq!(metrics.consecutive_failures, 0, "{metrics:?}");
+        assert!(
+            is_quiet(&breaker),
+            "the window is clean in the current generation, the bit is off: {metrics:?}"
         );
     });
 }
