@@ -357,7 +357,10 @@ impl<C: Clock> Builder<C> {
     ///
     /// # Errors
     ///
-    /// [`build`](Builder::build) refuses a timeout of zero (field `probe_timeout`).
+    /// [`build`](Builder::build) refuses a timeout of zero or above
+    /// [`MAX_PROBE_TIMEOUT`](crate::MAX_PROBE_TIMEOUT), about a year (field `probe_timeout`):
+    /// a probe's age is kept modulo 2^48 µs and never reads more than about 6.7 years, so a
+    /// longer timeout would never fire.
     ///
     /// # Examples
     ///

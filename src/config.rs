@@ -27,6 +27,11 @@ pub const MAX_STRIPES: u32 = 256;
 /// up to 2^46 µs (about 2.2 years) ahead of now.
 pub const MAX_OPEN_DURATION: Duration = Duration::from_secs(366 * 24 * 3600);
 
+/// The longest probe timeout: about a year, as for an open period. A probe's admission is kept
+/// modulo 2^48 µs (`src/tagged_time.rs`), so its age reads at most about 6.7 years: a longer
+/// timeout would never fire.
+pub const MAX_PROBE_TIMEOUT: Duration = MAX_OPEN_DURATION;
+
 /// A configuration the builder refused: which setting, and why.
 ///
 /// # Examples
@@ -434,7 +439,7 @@ impl Settings {
                 .transpose()?,
             probe_timeout: config
                 .probe_timeout
-                .map(|timeout| above_zero("probe_timeout", timeout))
+                .map(probe_timeout_in_range)
                 .transpose()?,
             open_backoff,
         })
@@ -524,6 +529,20 @@ fn above_zero(field: &'static str, duration: Duration) -> Result<Duration, Confi
         return Err(ConfigError::new(field, "must be greater than 0, got 0ns"));
     }
     Ok(duration)
+}
+
+/// A probe timeout above zero and at most [`MAX_PROBE_TIMEOUT`].
+fn probe_timeout_in_range(timeout: Duration) -> Result<Duration, ConfigError> {
+    if timeout > MAX_PROBE_TIMEOUT {
+        return Err(ConfigError::new(
+            "probe_timeout",
+            format!(
+                "must be at most {} s, got {timeout:?}",
+                MAX_PROBE_TIMEOUT.as_secs()
+            ),
+        ));
+    }
+    above_zero("probe_timeout", timeout)
 }
 
 pub(crate) fn in_range(

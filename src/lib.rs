@@ -135,8 +135,8 @@ pub use builder::{Builder, DEFAULT_FAILURE_RATE, DEFAULT_OPEN_DURATION};
 pub use call::{CallError, every_error_fails};
 pub use clock::{Clock, ManualClock, QuantaClock};
 pub use config::{
-    Config, ConfigError, FailureRateConfig, MAX_CONSECUTIVE, MAX_OPEN_DURATION, MAX_PROBES,
-    MAX_STRIPES, MAX_WINDOW, OpenBackoffConfig,
+    Config, ConfigError, FailureRateConfig, MAX_CONSECUTIVE, MAX_OPEN_DURATION, MAX_PROBE_TIMEOUT,
+    MAX_PROBES, MAX_STRIPES, MAX_WINDOW, OpenBackoffConfig,
 };
 #[cfg(feature = "serde")]
 pub use config_file::{ConfigFileError, Format};

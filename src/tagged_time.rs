@@ -32,10 +32,6 @@ const TAG_MASK: u64 = 0xFFFF;
 /// 2.2 years, more than the longest open period.
 pub(crate) const AHEAD_MICROS: u64 = 1 << 46;
 
-/// Half the 48 bits' range: of two times of one generation, kept less than this apart (about
-/// 4.5 years), the one reached from the other by adding less than this is the later.
-const HALF_MICROS: u64 = 1 << (MICROS_BITS - 1);
-
 /// `generation`'s tag with `nanos` rounded up to a whole microsecond (a time kept here is
 /// never earlier than the one given), modulo 2^48 µs.
 pub(crate) fn tagged(generation: u32, nanos: u64) -> u64 {
@@ -74,8 +70,9 @@ pub(crate) fn until(word: u64, now_nanos: u64) -> Option<u64> {
     let now_micros = now_nanos / 1000;
     let ahead_micros = word.wrapping_sub(now_micros) & MICROS_MASK;
     // One comparison for `1..=AHEAD_MICROS`: zero wraps to the top.
-    (ahead_micros.wrapping_sub(1) < AHEAD_MICROS)
-        .then(|| (now_micros + ahead_micros) * 1000 - now_nanos)
+    // `(now_micros + ahead_micros) * 1000 - now_nanos`, without its overflow near the top of
+    // the clock: at most 2^46 µs in nanoseconds, and at least 1 ns.
+    (ahead_micros.wrapping_sub(1) < AHEAD_MICROS).then(|| ahead_micros * 1000 - now_nanos % 1000)
 }
 
 /// How long ago the time `word` holds was at `now_nanos`, in nanoseconds: zero if it is ahead
@@ -88,10 +85,13 @@ pub(crate) fn since(word: u64, now_nanos: u64) -> u64 {
     behind_micros * 1000 + now_nanos % 1000
 }
 
-/// Whether the time `later` holds is the one `earlier` holds or after it: for times kept
-/// less than 4.5 years apart.
+/// Whether the time `later` holds is the one `earlier` holds or no more than
+/// [`AHEAD_MICROS`] (about 2.2 years) after it, as [`until`] reads a time ahead. Of two times
+/// kept less than about 6.7 years apart, that says which is the later whenever `later` is
+/// less than 2.2 years ahead; a time kept long before (a probe admitted years ago) reads as
+/// earlier, never as later, up to 6.7 years back.
 pub(crate) fn at_or_after(later: u64, earlier: u64) -> bool {
-    later.wrapping_sub(earlier) & MICROS_MASK < HALF_MICROS
+    later.wrapping_sub(earlier) & MICROS_MASK <= AHEAD_MICROS
 }
 
 fn tag_of(generation: u32) -> u64 {
@@ -181,8 +181,13 @@ mod tests {
         assert!(at_or_after(after, before));
         assert!(!at_or_after(before, after));
         assert!(at_or_after(before, before));
-        let four_years = 4 * 365 * 24 * 3600 * 1_000_000_000;
-        assert!(at_or_after(tagged(2, four_years), tagged(2, 0)));
-        assert!(!at_or_after(tagged(2, 0), tagged(2, four_years)));
+        let two_years = 2 * 365 * 24 * 3600 * 1_000_000_000;
+        assert!(at_or_after(tagged(2, two_years), tagged(2, 0)));
+        assert!(!at_or_after(tagged(2, 0), tagged(2, two_years)));
+        // Five years apart, the older is not taken for the later (a probe admitted after
+        // five quiet years is the newest), and so is the newer not.
+        let five_years = 5 * 365 * 24 * 3600 * 1_000_000_000;
+        assert!(!at_or_after(tagged(2, 0), tagged(2, five_years)));
+        assert!(!at_or_after(tagged(2, five_years), tagged(2, 0)));
     }
 }

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use hotbreaker::{Breaker, Config, MAX_OPEN_DURATION, OpenBackoffConfig};
+use hotbreaker::{Breaker, Config, MAX_OPEN_DURATION, MAX_PROBE_TIMEOUT, OpenBackoffConfig};
 
 /// The field `config` is refused for, or `None` when it is accepted.
 fn refused_field(config: Config) -> Option<&'static str> {
@@ -28,6 +28,31 @@ fn a_run_of_zero_failures_is_refused() {
     assert_eq!(
         err.to_string(),
         "invalid consecutive_failures: must be from 1 to 32768, got 0"
+    );
+}
+
+/// A probe timeout of `MAX_PROBE_TIMEOUT` is taken and one a nanosecond longer refused,
+/// naming `probe_timeout`. A probe's age reads at most about 6.7 years (its admission is kept
+/// modulo 2^48 µs), so without the bound a timeout of seven years would be taken and never
+/// fire (`tests/long_uptime.rs` times the longest one out).
+#[test]
+fn a_probe_timeout_longer_than_a_year_is_refused() {
+    let timeout = |duration| Config {
+        probe_timeout: Some(duration),
+        ..Config::default()
+    };
+    assert_eq!(refused_field(timeout(MAX_PROBE_TIMEOUT)), None);
+    assert_eq!(
+        refused_field(timeout(MAX_PROBE_TIMEOUT + Duration::from_nanos(1))),
+        Some("probe_timeout")
+    );
+    let err = Breaker::builder()
+        .probe_timeout(Duration::from_secs(7 * 365 * 24 * 3600))
+        .build()
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "invalid probe_timeout: must be at most 31622400 s, got 220752000s"
     );
 }
 

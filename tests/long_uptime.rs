@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use hotbreaker::{Breaker, MAX_OPEN_DURATION, ManualClock, State};
+use hotbreaker::{Breaker, MAX_OPEN_DURATION, MAX_PROBE_TIMEOUT, ManualClock, State};
 
 /// Where the breaker's kept times wrap, counted from its build.
 const WRAP: Duration = Duration::from_micros(1 << 48);
@@ -99,4 +99,93 @@ fn a_period_across_the_wrap_can_be_ended_early() {
     assert_eq!(rejected.retry_after(), Some(Duration::from_secs(1)));
     assert!(breaker.end_open_period());
     assert!(breaker.try_acquire().expect("ended").is_probe());
+}
+
+/// A breaker tripped near the top of a manual clock (`ManualClock::set` takes any time up to
+/// `u64::MAX` nanoseconds), so that its period ends within a microsecond of the top, reports
+/// that period. Catches the time left computed as the period's end, rounded up to a whole
+/// microsecond, in nanoseconds less now: past the top, that overflows (a panic in a debug
+/// build, which `cargo test` is).
+#[test]
+fn a_trip_near_the_top_of_the_clock_reports_its_period() {
+    let (breaker, clock) = one_failure_trips(Duration::from_secs(10));
+    clock.set(Duration::from_nanos(u64::MAX - 10_000_000_000 - 100));
+    breaker.try_acquire().expect("closed").failure();
+    assert_eq!(breaker.state(), State::Open);
+    let left = breaker
+        .try_acquire()
+        .expect_err("just opened")
+        .retry_after()
+        .expect("open");
+    // The end is kept in whole microseconds, rounded up.
+    assert!(
+        left >= Duration::from_secs(10)
+            && left <= Duration::from_secs(10) + Duration::from_micros(1),
+        "{left:?}"
+    );
+}
+
+/// A probe admitted five years after the last admission kept (a probe that hangs holds the
+/// other place, and no call comes meanwhile) is the newest, so the probe timeout counts from
+/// it. Catches the later of two admissions decided by half of the 48 bits' range (4.5 years),
+/// which took the five-year-old one for the later and gave the new probe up at once.
+#[test]
+fn a_probe_admitted_after_five_quiet_years_is_timed_from_its_own_admission() {
+    let clock = ManualClock::new();
+    let breaker = Breaker::builder()
+        .consecutive_failures(1)
+        .open_duration(Duration::from_secs(10))
+        .half_open_probes(2)
+        .probe_timeout(Duration::from_secs(10))
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    breaker.try_acquire().expect("closed").failure();
+    clock.advance(Duration::from_secs(10));
+    let _hung = breaker.try_acquire().expect("the first probe");
+    clock.advance(YEAR * 5);
+    let _young = breaker
+        .try_acquire()
+        .expect("the second probe, in the other place");
+    let rejected = breaker.try_acquire().expect_err("both places taken");
+    assert_eq!(
+        rejected.state(),
+        State::HalfOpen,
+        "the young probe's timeout is not up"
+    );
+    clock.advance(Duration::from_secs(10));
+    let rejected = breaker.try_acquire().expect_err("both places taken");
+    assert_eq!(
+        rejected.state(),
+        State::HalfOpen,
+        "at its timeout, not past it"
+    );
+    clock.advance(Duration::from_micros(1));
+    let rejected = breaker
+        .try_acquire()
+        .expect_err("past every probe's timeout");
+    assert_eq!(rejected.state(), State::Open);
+}
+
+/// The longest probe timeout a breaker takes, `MAX_PROBE_TIMEOUT`, fires: a probe out that
+/// long is given up on, a microsecond before it is not.
+#[test]
+fn the_longest_probe_timeout_fires() {
+    let clock = ManualClock::new();
+    let breaker = Breaker::builder()
+        .consecutive_failures(1)
+        .open_duration(Duration::from_secs(10))
+        .probe_timeout(MAX_PROBE_TIMEOUT)
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    breaker.try_acquire().expect("closed").failure();
+    clock.advance(Duration::from_secs(10));
+    let _probe = breaker.try_acquire().expect("the probe");
+    clock.advance(MAX_PROBE_TIMEOUT);
+    let rejected = breaker.try_acquire().expect_err("at its timeout");
+    assert_eq!(rejected.state(), State::HalfOpen);
+    clock.advance(Duration::from_micros(1));
+    let rejected = breaker.try_acquire().expect_err("past its timeout");
+    assert_eq!(rejected.state(), State::Open);
 }

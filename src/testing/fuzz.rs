@@ -687,7 +687,10 @@ impl RawSettings {
         if self.slow_call.is_some_and(|limit| limit.is_zero()) {
             return Err("slow_call");
         }
-        if self.probe_timeout.is_some_and(|timeout| timeout.is_zero()) {
+        if self
+            .probe_timeout
+            .is_some_and(|timeout| timeout.is_zero() || timeout > crate::MAX_PROBE_TIMEOUT)
+        {
             return Err("probe_timeout");
         }
         Ok(ModelConfig {
