@@ -55,8 +55,11 @@ pub trait Clock: Send + Sync + 'static {
     /// While a breaker is open, every call it turns away asks whether the open period is over.
     /// With a bound before the period's end, the call is turned away without reading the
     /// clock; otherwise the breaker reads [`now_nanos`](Clock::now_nanos), so the period ends
-    /// when that reading says. A bound later than the time only costs that read; a bound
-    /// earlier than the time would keep the breaker open past the period's end. The time
+    /// when that reading says. A bound later than the time by less than six years only costs
+    /// that read; a bound earlier than the time would keep the breaker open past the period's
+    /// end, and so may one later by more (such as `u64::MAX`): the breaker keeps the period's
+    /// end modulo 2^48 µs (about 8.9 years), so a bound that far ahead can read as before it,
+    /// for good. A clock that cannot bound its time returns `None`. The time
     /// left that such a rejection reports ([`Rejected::retry_after`](crate::Rejected::retry_after))
     /// is short of the exact one by as much as the bound is late.
     fn upper_bound_nanos(&self) -> Option<u64> {

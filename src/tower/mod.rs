@@ -37,7 +37,13 @@
 //!   the breaker again when the probes out have run past the probe timeout, as a call that
 //!   asked for a permit would. A task already waiting in the inner service's `poll_ready` when
 //!   the breaker opens is not woken by the opening: it learns of it at its next poll, when the
-//!   inner service wakes it.
+//!   inner service wakes it. The other way round, an inner service made ready by `poll_ready`
+//!   whose call the breaker then turns away in `call` (the breaker opened in between, or
+//!   another call took the last probe place) stays ready: whatever its readiness holds (a
+//!   `ConcurrencyLimit` or `Buffer` place) is held until this service's next call or its drop,
+//!   as with tower's own `Filter`. A long-lived clone that sits idle after such a rejection
+//!   keeps that place from its siblings; drop the service, or call through a fresh clone per
+//!   request (`oneshot`), where the inner service's capacity is shared.
 //! - **Readiness errors are passed on, not counted.** An error out of the inner service's
 //!   `poll_ready` comes back as [`CallError::Failed`] without a verdict: no call was made and
 //!   no permit taken. A service whose readiness is where the dependency fails (one that
