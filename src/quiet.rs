@@ -131,12 +131,11 @@ impl<C: Clock> Breaker<C> {
         // failure moves the epoch, which comes back only by its wrap, "The gap" in the
         // module's docs; a reconfiguration's counting bits turned on and off again bring the
         // word back with none), which synchronized already; any other word sends the success
-        // to the window,
-        // whose loads acquire. Relaxed passes every loom model (tried), as that says. Kept: it
-        // is the same instruction on x86, and no weakly ordered machine is here to measure
-        // what Relaxed would save. Either way the load reads no value older than what the call
-        // synchronized with (a join, a lock), so a failure that ended before the call did is
-        // seen (loom: `a_success_whose_call_spans_a_failure_goes_to_the_window`).
+        // to the window, whose loads acquire. Relaxed passes every loom model (tried), as that
+        // says. Kept: it is the same instruction on x86, and no weakly ordered machine is here
+        // to measure what Relaxed would save. Either way the load reads no value older than
+        // what the call synchronized with (a join, a lock), so a failure that ended before the
+        // call did is seen (loom: `a_success_whose_call_spans_a_failure_goes_to_the_window`).
         self.control.state.load(Ordering::Acquire) == word.with_quiet().0
     }
 

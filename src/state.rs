@@ -39,12 +39,11 @@
 //! ```
 //!
 //! Bit `q` (quiet) says that the breaker's failure window (with a window per thread, every
-//! window) is clean in this generation: a
-//! success changes nothing, so `call` needs to read only this word to know it may skip the
-//! window (`quiet.rs` has the protocol that keeps the bit true). The quiet epoch changes each
-//! time a failure leaves a clean window, so that a quiet bit computed from a window read
-//! before that failure cannot be set after it. Every transition starts a closed generation
-//! with neither.
+//! window) is clean in this generation: a success changes nothing, so `call` needs to read
+//! only this word to know it may skip the window (`quiet.rs` has the protocol that keeps the
+//! bit true). The quiet epoch changes each time a failure leaves a clean window, so that a
+//! quiet bit computed from a window read before that failure cannot be set after it. Every
+//! transition starts a closed generation with neither.
 
 use std::fmt;
 

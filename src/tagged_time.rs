@@ -69,8 +69,8 @@ pub(crate) fn until(word: u64, now_nanos: u64) -> Option<u64> {
     // is `now`'s whole microseconds short of it.
     let now_micros = now_nanos / 1000;
     let ahead_micros = word.wrapping_sub(now_micros) & MICROS_MASK;
-    // One comparison for `1..=AHEAD_MICROS`: zero wraps to the top.
-    // The end in nanoseconds less now, `ahead_micros * 1000 - now_nanos % 1000` (at least
+    // One comparison for `1..=AHEAD_MICROS`: zero wraps to the top. The time left is the
+    // end in nanoseconds less now, `ahead_micros * 1000 - now_nanos % 1000` (at least
     // 1 ns, at most 2^46 µs): computed modulo 2^64, which gives that value exactly, since it
     // fits, without the overflow of the end's nanoseconds near the top of the clock, and in
     // as many instructions as the plain sum (the remainder would cost three more on the
