@@ -3,7 +3,7 @@
 //! then one millisecond past it: the unit stores keep times in.
 
 use std::cell::Cell;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime};
 
 use hotbreaker::shared::{
@@ -25,9 +25,18 @@ thread_local! {
     static WALL: Cell<SystemTime> = Cell::new(start());
 }
 
-/// A time well after the epoch, on a whole millisecond.
+/// A time on a whole second, a day after this test binary first asked: the stores drop an
+/// opening whose end has passed by their own clock, the machine's, not the follower's, so the
+/// pinned clock runs ahead of the machine's (a fixed date would have every opening dropped
+/// once the machine's clock passed it).
 fn start() -> SystemTime {
-    SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000)
+    static START: OnceLock<SystemTime> = OnceLock::new();
+    *START.get_or_init(|| {
+        let now = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .expect("the machine's clock is after 1970");
+        SystemTime::UNIX_EPOCH + Duration::from_secs(now.as_secs() + 24 * 3600)
+    })
 }
 
 fn pinned_wall() -> SystemTime {

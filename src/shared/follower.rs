@@ -254,8 +254,10 @@ impl<S: OpeningStore> SharedOpenings<S> {
     /// Reads the wall clock with `now` instead of [`SystemTime::now`]: every time this
     /// follower stamps (an opening's deadline and publish time, a recovery, a shared window)
     /// and every time it compares one with the present. For simulations and tests that place
-    /// times to the millisecond. A store may read a wall clock of its own: the Redis store
-    /// does, to drop windows too old to count.
+    /// times to the millisecond. A store reads the machine's wall clock of its own, not this
+    /// one: both stores drop an opening once its end has passed by it, and the Redis store
+    /// drops windows too old to count by it. So a follower's clock set far from the
+    /// machine's sees openings kept or dropped by the machine's time.
     ///
     /// # Examples
     ///
