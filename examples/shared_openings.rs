@@ -137,18 +137,14 @@ fn check_redis(_address: &str) -> Result<(), String> {
 #[cfg(feature = "redis")]
 fn redis_scenario(address: &str, sharing: Sharing) -> Result<Vec<Tally>, String> {
     use hotbreaker::shared::RedisStore;
-    // Prefixes of this run's and this scenario's own, so that a deadline or a recovery left
-    // by an earlier run is not read.
+    // A namespace of this run's and this scenario's own, so that a deadline, a recovery or a
+    // window left by an earlier run is not read.
     let run = format!(
         "hotbreaker-example:{}:{}:",
         std::process::id(),
         sharing as u8
     );
-    let store = || {
-        RedisStore::new(address)
-            .key_prefix(format!("{run}open:"))
-            .recovery_key_prefix(format!("{run}recovered:"))
-    };
+    let store = || RedisStore::new(address).namespace(&run);
     let tallies = scenario(|breaker| Some(follow(store(), breaker, sharing)));
     // The keys are this run's alone: left behind, the opening and its recovery would stay
     // in the user's Redis as long as the longest opening could (a year).

@@ -809,3 +809,42 @@ fn forgetting_a_name_deletes_its_three_keys_and_no_other_names() {
     assert!(error.contains("recovery_key_prefix"), "{error}");
     assert_eq!(exists("hotbreaker:open:cache"), ":1");
 }
+
+/// Two applications on one server, each in a namespace of its own, with a breaker of the same
+/// name: one's recovery does not end the other's opening, its windows are not added to the
+/// other's, and its `forget` leaves the other's keys. Catches a namespace that moves only the
+/// openings (as `key_prefix` alone does), whose recoveries and windows stay shared.
+#[test]
+fn namespaces_keep_two_applications_on_one_server_apart() {
+    let Some(server) = start_server(&[]) else {
+        return;
+    };
+    let store = |namespace: &str| RedisStore::new(&server.address).namespace(namespace);
+    let now = SystemTime::now();
+    let mut prod = store("prod:");
+    let mut staging = store("staging:");
+    prod.publish("payments", opening_for(Duration::from_secs(60)))
+        .unwrap();
+    prod.publish_window("payments", &WindowShare::new("prod-1", 3, 20, now))
+        .unwrap();
+    staging
+        .publish_recovery("payments", now + Duration::from_secs(1))
+        .unwrap();
+    staging
+        .publish_window("payments", &WindowShare::new("staging-1", 1, 20, now))
+        .unwrap();
+    assert_eq!(prod.recovered_at("payments").unwrap(), None);
+    assert_eq!(
+        prod.windows("payments").unwrap().len(),
+        1,
+        "prod's own only"
+    );
+    assert!(prod.opening("payments").unwrap().is_some());
+    assert_eq!(
+        staging.forget("payments").unwrap(),
+        2,
+        "staging's recovery and windows"
+    );
+    assert!(prod.opening("payments").unwrap().is_some());
+    assert_eq!(prod.windows("payments").unwrap().len(), 1);
+}

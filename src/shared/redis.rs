@@ -138,7 +138,7 @@ const LONGEST_REPLY: usize = 64 * 1024;
 /// use hotbreaker::shared::{RedisStore, SharedOpenings};
 ///
 /// let payments = Arc::new(Breaker::builder().build()?);
-/// let store = RedisStore::new("127.0.0.1:6379").key_prefix("checkout:breaker:");
+/// let store = RedisStore::new("127.0.0.1:6379").namespace("checkout:breaker:");
 /// let _polling = SharedOpenings::new(store)
 ///     .follow("payments", payments.clone())
 ///     .spawn_polling(Duration::from_millis(250), |name, error| eprintln!("{name}: {error}"))?;
@@ -244,7 +244,32 @@ impl RedisStore {
         self
     }
 
-    /// Puts each name's opening under `prefix` followed by the name.
+    /// Keeps every key of this store under `namespace`: openings under `{namespace}open:`,
+    /// recoveries under `{namespace}recovered:` and windows under `{namespace}windows:`,
+    /// each followed by the name (the defaults are these with `hotbreaker:`). Applications
+    /// that share a server and a breaker name, each in a namespace of its own, neither follow
+    /// nor [`forget`](RedisStore::forget) each other's breakers. Replaces all three prefixes
+    /// set before it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use hotbreaker::shared::RedisStore;
+    ///
+    /// let staging = RedisStore::new("127.0.0.1:6379").namespace("staging:");
+    /// # let _ = staging;
+    /// ```
+    pub fn namespace(self, namespace: &str) -> Self {
+        self.key_prefix(format!("{namespace}open:"))
+            .recovery_key_prefix(format!("{namespace}recovered:"))
+            .windows_key_prefix(format!("{namespace}windows:"))
+    }
+
+    /// Puts each name's opening under `prefix` followed by the name. Only the openings: the
+    /// recoveries and windows stay under their own prefixes
+    /// ([`recovery_key_prefix`](RedisStore::recovery_key_prefix),
+    /// [`windows_key_prefix`](RedisStore::windows_key_prefix)), so to keep two applications
+    /// on one server apart, set all three, or use [`namespace`](RedisStore::namespace).
     pub fn key_prefix(mut self, prefix: impl Into<String>) -> Self {
         self.prefix = prefix.into();
         self
