@@ -1306,3 +1306,30 @@ fn an_opening_longer_than_any_period_is_held_at_most_the_longest() {
 fn the_memory_store_keeps_what_is_kept_at_its_ties() {
     store_ties::check_store_ties(&mut MemoryStore::new(), "");
 }
+
+/// The latest time a `SystemTime` holds on this platform (seconds in an `i64`).
+fn latest_system_time() -> SystemTime {
+    SystemTime::UNIX_EPOCH + Duration::new(i64::MAX as u64, 999_999_999)
+}
+
+/// Followers whose wall clock reads the latest time a `SystemTime` holds publish an opening, a
+/// recovery, and read both, without a panic: a wall clock is the caller's input, and the times
+/// a follower computes from it (an opening's end, the latest recovery it believes) stop at
+/// what the clock reads rather than overflow.
+#[test]
+fn a_wall_clock_at_the_end_of_time_does_not_panic() {
+    let store = MemoryStore::new();
+    let (a, b) = (instance(), instance());
+    let at_the_end =
+        |instance: &Instance| follower(&store, instance).wall_clock(latest_system_time);
+    let (mut follow_a, mut follow_b) = (at_the_end(&a), at_the_end(&b));
+    trip(&a);
+    assert_eq!(follow_a.poll().published, 1);
+    follow_b.poll();
+    a.clock.advance(OPEN);
+    probe_succeeds(&a);
+    assert_eq!(follow_a.poll().recoveries_published, 1);
+    trip(&b);
+    follow_b.poll();
+    follow_a.poll();
+}

@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime};
 
-use super::{Opening, OpeningStore, RECOVERY_AHEAD, StoreError, WindowShare, unix_millis};
+use super::{
+    Opening, OpeningStore, RECOVERY_AHEAD, StoreError, WindowShare, later_by, unix_millis,
+};
 use crate::breaker::Breaker;
 use crate::clock::Clock;
 use crate::config::{ConfigError, FailureRate, MAX_OPEN_DURATION};
@@ -528,7 +530,7 @@ impl<S: OpeningStore> SharedOpenings<S> {
             return Ok(());
         }
         let now = wall_clock();
-        let until = now + remaining;
+        let until = later_by(now, remaining);
         store.publish(&entry.name, Opening::new(until, now))?;
         entry.published_generation = Some(generation);
         // Deadlines published before a closing are of an earlier failure, whose recovery
@@ -645,7 +647,7 @@ impl<S: OpeningStore> SharedOpenings<S> {
             return Ok(());
         };
         let recovered = unix_millis(recovered);
-        let believable = unix_millis(wall_clock() + RECOVERY_AHEAD);
+        let believable = unix_millis(later_by(wall_clock(), RECOVERY_AHEAD));
         if recovered > entry.applied_at
             && recovered <= believable
             && entry.breaker.end_opening(external)
@@ -719,7 +721,7 @@ impl<S: OpeningStore> SharedOpenings<S> {
             Err(error) => (None, Some(error)),
         };
         if let Some(recovered) = recovered {
-            let believable = wall_clock() + RECOVERY_AHEAD;
+            let believable = later_by(wall_clock(), RECOVERY_AHEAD);
             if recovered <= believable && opening.is_answered_by(recovered) {
                 entry.settled = Some(opening);
                 return Ok(());

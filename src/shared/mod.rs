@@ -363,6 +363,12 @@ pub(crate) fn unix_millis(time: SystemTime) -> u64 {
         })
 }
 
+/// `at` plus `by`, or `at` itself past the latest time a [`SystemTime`] holds: a follower's
+/// custom wall clock may read that late, and a follower never panics on the time it is given.
+pub(crate) fn later_by(at: SystemTime, by: std::time::Duration) -> SystemTime {
+    at.checked_add(by).unwrap_or(at)
+}
+
 /// The [`SystemTime`] `millis` after the Unix epoch.
 pub(crate) fn from_unix_millis(millis: u64) -> SystemTime {
     SystemTime::UNIX_EPOCH + std::time::Duration::from_millis(millis)
