@@ -157,8 +157,10 @@ struct TransitionCounts {
     closings: AtomicU64,
     /// When the breaker last closed (a probe round that succeeded, or a reset), on its own
     /// clock (`now`; 0, its building, until then): for `shared`, which stamps a recovery with
-    /// it. Relaxed, and stored just after the closing: a reader that finds the breaker closed
-    /// may still read the closing before, an earlier time, and take the recovery for older.
+    /// it. Relaxed, and stored before the closing's swap of the state word (each attempt
+    /// stores it again): a reader that acquires the state word and finds it closed reads this
+    /// closing's time, or that of an attempt after it (moments later), never an earlier
+    /// closing's, which would stamp the recovery before the opening it answers.
     closed_at: AtomicU64,
     /// What `metrics_export::export` has added to the exported counters for this breaker, by
     /// name: in the room the padding of this line leaves, so the feature adds no memory to
@@ -1332,7 +1334,7 @@ impl<C: Clock> Breaker<C> {
             } else {
                 word.with_probes(word.probes_out().saturating_sub(1), successes)
             };
-            if closes && !self.empty_window_before_closing(&settings, word, next) {
+            if closes && !self.prepare_closing(&settings, word, next) {
                 word = StateWord(self.control.state.load(Ordering::Acquire));
                 continue;
             }
@@ -1346,7 +1348,7 @@ impl<C: Clock> Breaker<C> {
                     if closes {
                         // The window was emptied for `next` before the swap (point 7 in
                         // `window/mod.rs`).
-                        self.note_closing(next.generation());
+                        self.publish_quiet(next.generation());
                         self.transitions.closings.fetch_add(1, Ordering::Relaxed);
                         self.announce(word, next, Trigger::ProbesSucceeded { successes }, None);
                     } else {
@@ -1529,15 +1531,6 @@ impl<C: Clock> Breaker<C> {
         (word.state() == State::Closed).then(|| word.generation())
     }
 
-    /// Times the closing to `generation` just made (`closed_at`), and sets the quiet bit if
-    /// its window starts clean (`quiet.rs`).
-    fn note_closing(&self, generation: u32) {
-        self.transitions
-            .closed_at
-            .store(self.now(), Ordering::Relaxed);
-        self.publish_quiet(generation);
-    }
-
     /// [`open_externally`](Breaker::open_externally) for an opening that another instance
     /// published and a follower applies from the store: the generation it opened, marked as
     /// such for [`opened_from_store`](Breaker::opened_from_store), so that no follower of this
@@ -1610,9 +1603,7 @@ impl<C: Clock> Breaker<C> {
         let mut word = StateWord(self.control.state.load(Ordering::Acquire));
         loop {
             let next = word.next(state);
-            if state == State::Closed
-                && !self.empty_window_before_closing(&self.settings(), word, next)
-            {
+            if state == State::Closed && !self.prepare_closing(&self.settings(), word, next) {
                 word = StateWord(self.control.state.load(Ordering::Acquire));
                 continue;
             }
@@ -1632,7 +1623,8 @@ impl<C: Clock> Breaker<C> {
                                 self.is_closed_in(next.generation())
                             });
                         }
-                        self.note_closing(next.generation());
+                        // Its window may start clean (`quiet.rs`).
+                        self.publish_quiet(next.generation());
                     }
                     self.announce(word, next, Trigger::Manual, None);
                     return;
@@ -1643,17 +1635,17 @@ impl<C: Clock> Breaker<C> {
         }
     }
 
-    /// Before the compare-and-swap from `word` to closed `next`: empties the window for
-    /// `next`'s generation (`window/mod.rs`, point 7). Returns `false` if the state word is no
-    /// longer `word`, so that the caller reads it again.
+    /// Before the compare-and-swap from `word` to closed `next`: times the closing
+    /// (`closed_at`, before the swap, so that whoever finds the breaker closed finds its
+    /// time), and empties the window for `next`'s generation (`window/mod.rs`, point 7).
+    /// Returns `false` if the state word is no longer `word`, so that the caller reads it
+    /// again.
     #[cold]
     #[inline(never)]
-    fn empty_window_before_closing(
-        &self,
-        settings: &Settings,
-        word: StateWord,
-        next: StateWord,
-    ) -> bool {
+    fn prepare_closing(&self, settings: &Settings, word: StateWord, next: StateWord) -> bool {
+        self.transitions
+            .closed_at
+            .store(self.now(), Ordering::Relaxed);
         self.windows
             .clear_before_closing(settings, next.generation(), word.is_closed(), || {
                 self.control.state.load(Ordering::Acquire) == word.0

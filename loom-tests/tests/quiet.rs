@@ -100,8 +100,9 @@ fn a_failure_over_a_run_breaking_success_clears_the_quiet_bit() {
 /// any run, and the breaker ends closed with a run of 1 in every order.
 ///
 /// Catches the same bugs as `a_failure_over_a_forgetting_success_clears_the_quiet_bit`, with
-/// the bit published by a closing (`Breaker::note_closing`): with the bit left set over B's
-/// failure, the success is skipped and the last failure makes a run of 2 that trips.
+/// the bit published by a closing (`Breaker::publish_quiet` after the swap): with the bit left
+/// set over B's failure, the success is skipped and the last failure makes a run of 2 that
+/// trips.
 #[test]
 fn a_failure_after_a_reset_clears_the_quiet_bit_the_reset_published() {
     const CONFIG: ModelConfig = run_rule(2);
