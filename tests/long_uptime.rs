@@ -12,11 +12,22 @@ const WRAP: Duration = Duration::from_micros(1 << 48);
 const YEAR: Duration = Duration::from_secs(365 * 24 * 3600);
 
 fn one_failure_trips(open: Duration) -> (Breaker<ManualClock>, ManualClock) {
+    one_failure_trips_probing(open, 1, Duration::from_secs(60))
+}
+
+/// A breaker on a manual clock that opens for `open` at its first failure, then lets `probes`
+/// probes out at once, each given up on after `probe_timeout`.
+fn one_failure_trips_probing(
+    open: Duration,
+    probes: usize,
+    probe_timeout: Duration,
+) -> (Breaker<ManualClock>, ManualClock) {
     let clock = ManualClock::new();
     let breaker = Breaker::builder()
         .consecutive_failures(1)
         .open_duration(open)
-        .probe_timeout(Duration::from_secs(60))
+        .half_open_probes(probes)
+        .probe_timeout(probe_timeout)
         .clock(clock.clone())
         .build()
         .unwrap();
@@ -131,15 +142,8 @@ fn a_trip_near_the_top_of_the_clock_reports_its_period() {
 /// which took the five-year-old one for the later and gave the new probe up at once.
 #[test]
 fn a_probe_admitted_after_five_quiet_years_is_timed_from_its_own_admission() {
-    let clock = ManualClock::new();
-    let breaker = Breaker::builder()
-        .consecutive_failures(1)
-        .open_duration(Duration::from_secs(10))
-        .half_open_probes(2)
-        .probe_timeout(Duration::from_secs(10))
-        .clock(clock.clone())
-        .build()
-        .unwrap();
+    let (breaker, clock) =
+        one_failure_trips_probing(Duration::from_secs(10), 2, Duration::from_secs(10));
     breaker.try_acquire().expect("closed").failure();
     clock.advance(Duration::from_secs(10));
     let _hung = breaker.try_acquire().expect("the first probe");
@@ -167,18 +171,12 @@ fn a_probe_admitted_after_five_quiet_years_is_timed_from_its_own_admission() {
     assert_eq!(rejected.state(), State::Open);
 }
 
-/// The longest probe timeout a breaker takes, `MAX_PROBE_TIMEOUT`, fires: a probe out that
-/// long is given up on, a microsecond before it is not.
+/// The longest probe timeout a breaker takes, `MAX_PROBE_TIMEOUT`, fires: a probe out a
+/// microsecond longer is given up on, one out exactly that long is not. Catches the bound set
+/// past the 6.7 years a probe's age can read (such a timeout never fires).
 #[test]
 fn the_longest_probe_timeout_fires() {
-    let clock = ManualClock::new();
-    let breaker = Breaker::builder()
-        .consecutive_failures(1)
-        .open_duration(Duration::from_secs(10))
-        .probe_timeout(MAX_PROBE_TIMEOUT)
-        .clock(clock.clone())
-        .build()
-        .unwrap();
+    let (breaker, clock) = one_failure_trips_probing(Duration::from_secs(10), 1, MAX_PROBE_TIMEOUT);
     breaker.try_acquire().expect("closed").failure();
     clock.advance(Duration::from_secs(10));
     let _probe = breaker.try_acquire().expect("the probe");
