@@ -1333,3 +1333,36 @@ fn a_wall_clock_at_the_end_of_time_does_not_panic() {
     follow_b.poll();
     follow_a.poll();
 }
+
+#[test]
+fn a_new_opening_after_a_recovery_is_applied_in_the_poll_that_ends_the_old_one() {
+    let store = MemoryStore::new();
+    let (a, b, c) = (instance_open_for(2 * OPEN), instance(), instance());
+    let (mut follow_a, mut follow_b) = (follower(&store, &a), follower(&store, &b));
+    let mut follow_c = follower(&store, &c);
+    trip(&a);
+    follow_a.poll(); // a's 60 s
+    assert_eq!(follow_c.poll().opened, 1);
+    a.breaker.reset();
+    next_millisecond();
+    assert_eq!(follow_a.poll().recoveries_published, 1);
+    // A new failure after the recovery, before c polls again: b's 30 s, which ends sooner than
+    // what is left of a's 60 s on c.
+    next_millisecond();
+    trip(&b);
+    assert_eq!(follow_b.poll().published, 1);
+    // c learns both at one poll: the recovery ends a's opening, and b's opening, which the
+    // recovery does not answer, holds c open in its place, rather than c probing a dependency
+    // that failed after the recovery.
+    let report = follow_c.poll();
+    assert_eq!(
+        (report.ended, report.opened),
+        (1, 1),
+        "a's opening ended, b's applied: {report:?}"
+    );
+    let left = c.breaker.try_acquire().unwrap_err().retry_after().unwrap();
+    assert!(
+        left <= OPEN,
+        "b's 30 s, not what was left of a's 60: {left:?}"
+    );
+}

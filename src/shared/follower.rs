@@ -491,7 +491,23 @@ impl<S: OpeningStore> SharedOpenings<S> {
             let remote_recovery = if report.opened + report.extended > applied_before {
                 Ok(())
             } else {
-                Self::apply_remote_recovery(&mut self.store, entry, now, &mut report)
+                let ended_before = report.ended;
+                let recovery =
+                    Self::apply_remote_recovery(&mut self.store, entry, now, &mut report);
+                // An opening published after the recovery, which the old opening's longer
+                // period kept out a moment ago, takes its place now: left to the next poll,
+                // the call in between would probe a dependency that failed since.
+                if report.ended > ended_before && remote_opening.is_ok() {
+                    Self::apply_remote_opening(
+                        &mut self.store,
+                        entry,
+                        self.wait_for_probe,
+                        now,
+                        &mut report,
+                    )
+                } else {
+                    recovery
+                }
             };
             let steps = [
                 own_recovery,

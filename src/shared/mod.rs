@@ -27,7 +27,9 @@
 //!    after that opening was published, or after it applied it if that was earlier
 //!    ([`Breaker::end_open_period`](crate::Breaker::end_open_period)):
 //!    the breaker's next call probes. A recovery stamped more than a second ahead of this
-//!    machine's clock is not believed;
+//!    machine's clock is not believed. An opening from step 2 that the ended one's longer
+//!    period kept out is applied then, in the same poll: a failure after the recovery is not
+//!    probed;
 //! 4. with [`SharedOpenings::share_windows`], publishes each followed breaker's rate window,
 //!    and opens a breaker that is still closed if the fresh windows of all instances, added
 //!    up, meet its rule;
