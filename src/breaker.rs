@@ -1265,6 +1265,12 @@ impl<C: Clock> Breaker<C> {
                     .open_streak
                     .publish(next.generation(), reopenings, still_possible);
             }
+            if word.state() != State::HalfOpen {
+                // No half-open period since the probe time kept there: see `forget`.
+                self.control
+                    .newest_probe
+                    .forget(next.generation(), still_possible);
+            }
             let deadline = now.saturating_add(crate::clock::saturating_nanos(open_for));
             self.control
                 .deadline

@@ -48,7 +48,11 @@
 //!
 //! A seal outlives its generation, and the tag wraps: the admission that moves the breaker to
 //! half-open, whose generation cannot be sealed yet, writes over a seal with its own tag (one
-//! 65,536 generations old, with no half-open period in between). It does so only while its
+//! 65,536 generations old, with no half-open period in between). A time outlives its
+//! generation as well, and one 65,536 generations old could read as later than the new
+//! admission's: so an opening from any state but half-open first forgets it
+//! ([`NewestProbe::forget`]), and the word holds a time of the next half-open generation's
+//! tag only once that generation admitted a probe. It does so only while its
 //! own transition is still possible, as every recorder does. The seal's swap is `Release` and
 //! recorders read with `Acquire`, so an outdated one (whose swap will fail) that finds the
 //! seal of a current generation also finds the half-open state word its sealer read, of that
@@ -138,6 +142,40 @@ impl NewestProbe {
                 .compare_exchange_weak(current, new, Ordering::AcqRel, Ordering::Acquire)
             {
                 Ok(_) => return true,
+                Err(seen) => current = seen,
+            }
+        }
+    }
+
+    /// For the opener of open `generation` from a state other than half-open, before its
+    /// swap on the state word: replaces the word with one of `generation`'s tag (no
+    /// half-open generation's), unless `still_possible` (which re-reads the state word) says
+    /// the opening can no longer happen. Tags are 16 bits: without this, the time of a
+    /// half-open generation 65,536 generations back, with no half-open period since, has the
+    /// tag of the next one, which would keep it over its first admission when it reads as
+    /// later (kept 6.7 to 8.9 years before) and give its probes up years late. An opening
+    /// from half-open leaves the word to that generation's time or seal, whose tag is never
+    /// the next half-open generation's.
+    ///
+    /// A forgetter whose opening can no longer happen may still have read `still_possible`
+    /// true just before the state moved on: its compare-and-swap is from the value it loaded
+    /// before that read, and every admission of a later half-open generation changes the
+    /// word before it can count (its time is recorded before its own swap), so such a
+    /// forgetter's swap fails, and it re-reads the state and stops (the loom model
+    /// `a_stalled_trip_leaves_a_later_probe_time_alone`). `AcqRel` for the same reason as
+    /// `record`'s: a stalled recorder that loads this value then re-reads a state at least as
+    /// new as the one this opener read.
+    pub(crate) fn forget(&self, generation: u32, still_possible: impl Fn() -> bool) {
+        let forgotten = tagged_unreserved(generation, 0);
+        let mut current = self.word.load(Ordering::Acquire);
+        while current != forgotten && still_possible() {
+            match self.word.compare_exchange_weak(
+                current,
+                forgotten,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return,
                 Err(seen) => current = seen,
             }
         }

@@ -187,3 +187,43 @@ fn the_longest_probe_timeout_fires() {
     let rejected = breaker.try_acquire().expect_err("past its timeout");
     assert_eq!(rejected.state(), State::Open);
 }
+
+/// A probe's admission is kept with a 16-bit tag of its half-open generation. After 65,536
+/// generations with no half-open period among them (resets), the next half-open period has
+/// the tag of the last one, whose probe time is still kept: taken for the new period's newest
+/// when it reads as later (kept 6.7 to 8.9 years before), its probe was given up on up to 2.2
+/// years late. Checks, for a stale time kept 6 and 7.5 years before, that the new probe is
+/// given up on at its timeout and not before.
+#[test]
+fn a_probe_time_65536_generations_old_is_not_taken_for_the_new_periods() {
+    const TIMEOUT: Duration = Duration::from_secs(5);
+    for stale_for in [YEAR * 6, YEAR * 15 / 2] {
+        let (breaker, clock) = one_failure_trips_probing(Duration::from_secs(10), 1, TIMEOUT);
+        breaker.try_acquire().expect("closed").failure(); // open, generation 1
+        clock.advance(Duration::from_secs(10));
+        drop(breaker.try_acquire().expect("the probe")); // half-open 2, its time kept
+        // Closed 3 to 65,536: an operator, a health check, a feature flag over the years.
+        for _ in 0..65_534 {
+            breaker.reset();
+        }
+        clock.advance(stale_for);
+        breaker.try_acquire().expect("closed").failure(); // open 65,537
+        clock.advance(Duration::from_secs(10));
+        let probe = breaker.try_acquire().expect("the probe"); // half-open 65,538: tag 2
+        clock.advance(TIMEOUT);
+        let rejected = breaker.try_acquire().expect_err("the place is taken");
+        assert_eq!(
+            rejected.state(),
+            State::HalfOpen,
+            "{stale_for:?} on: given up on before its timeout"
+        );
+        clock.advance(Duration::from_micros(1));
+        let rejected = breaker.try_acquire().expect_err("past its timeout");
+        assert_eq!(
+            rejected.state(),
+            State::Open,
+            "{stale_for:?} on: not given up on at its timeout"
+        );
+        drop(probe);
+    }
+}

@@ -409,3 +409,58 @@ fn a_stalled_half_opener_leaves_a_later_probe_time_alone() {
         }
     });
 }
+
+/// One probe place, closed. Thread B asks once and fails its call: it may trip the breaker
+/// itself, or stall on the way, between reading the closed state and its swap, in the
+/// newest-probe word's forgetting. Thread A asks, fails its call, waits out the period and
+/// takes the first probe, which it keeps out. Afterwards every probe out is overdue.
+///
+/// Checks that a breaker left half-open with every probe place taken, once all its probes are
+/// past the timeout, is opened again by the next call: the half-open generation's probe time
+/// is still there, not replaced by a stalled trip's forgetting.
+///
+/// Catches: a trip that forgets the newest-probe word with a store after its re-read of the
+/// state (or a compare-and-swap from a value loaded after that re-read) rather than from the
+/// value it loaded before: B, stalled after finding the state still closed, writes its open
+/// generation's tag over A's probe time of the half-open generation after it, and that probe,
+/// with no time recorded, is never given up on.
+#[test]
+fn a_stalled_trip_leaves_a_later_probe_time_alone() {
+    check_each_order(2, 2, |order| {
+        let (breaker, clock) = small(|b| b.consecutive_failures(1).probe_timeout(OPEN));
+        let prober: Role<()> = {
+            let (breaker, clock) = (breaker.clone(), clock.clone());
+            Box::new(move || {
+                if let Ok(call) = breaker.try_acquire() {
+                    call.failure(); // trips, unless B did
+                }
+                clock.advance(OPEN);
+                if let Ok(probe) = breaker.try_acquire() {
+                    std::mem::forget(probe); // kept out
+                }
+            })
+        };
+        let stalled: Role<()> = {
+            let breaker = breaker.clone();
+            Box::new(move || {
+                if let Ok(call) = breaker.try_acquire() {
+                    call.failure();
+                }
+            })
+        };
+        spawn_in(order, vec![prober, stalled]);
+
+        clock.advance(2 * OPEN);
+        let m = breaker.metrics();
+        if m.state == State::HalfOpen && m.probes_out > 0 {
+            let Err(rejected) = breaker.try_acquire() else {
+                panic!("every probe place is taken");
+            };
+            assert_eq!(
+                rejected.state(),
+                State::Open,
+                "every probe out is overdue, yet not given up on"
+            );
+        }
+    });
+}
