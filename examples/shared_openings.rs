@@ -65,7 +65,13 @@ enum Sharing {
 fn main() -> ExitCode {
     // Read as they are (`args` would panic at one that is not UTF-8), and written back with
     // `{:?}`, so that every message is one line.
-    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    let mut args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    // `--redis=HOST:PORT` as `--redis HOST:PORT`.
+    if let [joined] = args.as_slice() {
+        if let Some(address) = joined.to_str().and_then(|a| a.strip_prefix("--redis=")) {
+            args = vec!["--redis".into(), address.into()];
+        }
+    }
     let redis = match args.as_slice() {
         [] => None,
         [flag, address] if flag == "--redis" => match address.to_str() {
@@ -75,9 +81,13 @@ fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
         },
+        [flag] if flag == "--redis" => {
+            eprintln!("error: --redis needs a value; usage: shared_openings [--redis HOST:PORT]");
+            return ExitCode::from(2);
+        }
         _ => {
             eprintln!(
-                "error: unknown arguments {args:?}; usage: shared_openings [--redis HOST:PORT]"
+                "error: unexpected arguments {args:?}; usage: shared_openings [--redis HOST:PORT]"
             );
             return ExitCode::from(2);
         }

@@ -399,3 +399,65 @@ fn a_number_too_small_to_tell_from_zero_is_refused_not_taken_as_zero() {
         assert!(parse(&args).is_ok(), "{zero}");
     }
 }
+
+/// A number just above a range's top reads as the top itself (`1.00000000000000001` is 1 in
+/// an f64): it is refused, naming the flag, and the top written in any notation is taken.
+#[test]
+fn a_number_above_the_top_that_reads_as_the_top_is_refused() {
+    let partial = ["--mode", "partial", "--rule", "rate:0.5/20"];
+    let with = |flag: &'static str, value: &'static str| {
+        let mut args = partial.to_vec();
+        args.extend([flag, value]);
+        args
+    };
+    assert_refused_naming(vec![
+        (
+            vec!["--mode", "halt", "--rule", "rate:1.00000000000000001/20"],
+            "--rule",
+        ),
+        (with("--fail-p", "1.00000000000000001"), "--fail-p"),
+        (with("--fail-p", "0.100000000000000001e1"), "--fail-p"),
+        (
+            with("--tracking-rate", "1000000.00000000001"),
+            "--tracking-rate",
+        ),
+        (
+            with("--event-rate", "0.1000000000000000001e7"),
+            "--event-rate",
+        ),
+    ]);
+    for top in [
+        "1",
+        "1.0",
+        "10e-1",
+        "0.1e1",
+        "+1",
+        "1.000000000000000000000",
+        "001",
+    ] {
+        assert!(parse(&with("--fail-p", top)).is_ok(), "--fail-p {top}");
+        let rule = format!("rate:{top}/20");
+        assert!(
+            parse(&["--mode", "halt", "--rule", rule.as_str()]).is_ok(),
+            "{rule}"
+        );
+    }
+    for top in ["1000000", "1e6", "0.1e7", "1000000.000"] {
+        assert!(parse(&with("--tracking-rate", top)).is_ok(), "{top}");
+    }
+    // Zero with exponents at the ends of their range.
+    for value in ["0e9223372036854775807", "000.000e-9223372036854775808"] {
+        assert!(parse(&with("--fail-p", value)).is_ok(), "{value}");
+    }
+}
+
+/// `.svg` alone ends in .svg but names no file: the reason says what is missing.
+#[test]
+fn a_plot_named_only_svg_is_refused_for_the_name_it_lacks() {
+    let message = parse(&["--mode", "halt", "--rule", "rate:0.5/20", "--plot", ".svg"])
+        .expect_err("no file name");
+    assert!(
+        message.contains("--plot") && message.contains("expected a name before the .svg"),
+        "{message}"
+    );
+}

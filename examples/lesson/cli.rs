@@ -493,6 +493,44 @@ fn parse_number(flag: &str, text: &str) -> Result<Option<f64>, String> {
     Ok(Some(number))
 }
 
+/// Whether the decimal `text` is above the whole number `top`, compared digit by digit: a
+/// number just above a range's top can read as the top itself (`1.00000000000000001` reads
+/// as 1), and taking it so would pass a value out of range as the top without a word. `false`
+/// for text that is not plain digits with an optional point and exponent (a sign, `inf`,
+/// `NaN`): the range check decides those.
+fn above_whole(text: &str, top: u64) -> bool {
+    let text = text.strip_prefix('+').unwrap_or(text);
+    let (mantissa, exponent) = text.split_once(['e', 'E']).unwrap_or((text, "0"));
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let Ok(exponent) = exponent.parse::<i64>() else {
+        return false;
+    };
+    if !whole
+        .bytes()
+        .chain(fraction.bytes())
+        .all(|b| b.is_ascii_digit())
+    {
+        return false;
+    }
+    // Both as `0.digits` times ten to the power `point`, the digits without leading zeros.
+    let all = format!("{whole}{fraction}");
+    let digits = all.trim_start_matches('0');
+    if digits.is_empty() {
+        return false; // zero
+    }
+    let leading_zeros = (all.len() - digits.len()) as i64;
+    let point = exponent
+        .saturating_add(whole.len() as i64)
+        .saturating_sub(leading_zeros);
+    let top = top.to_string();
+    let top_point = top.len() as i64;
+    if point != top_point {
+        return point > top_point;
+    }
+    let width = digits.len().max(top.len());
+    format!("{digits:0<width$}") > format!("{top:0<width$}")
+}
+
 fn parse_rate(flag: &str, text: &str, floor: RateFloor) -> Result<f64, String> {
     let range = match floor {
         RateFloor::Zero => format!("from 0 to {MAX_RATE}"),
@@ -501,7 +539,9 @@ fn parse_rate(flag: &str, text: &str, floor: RateFloor) -> Result<f64, String> {
     match parse_number(flag, text)? {
         // `+ 0.0` reads -0 as the 0 it is, so that it is not echoed back as "-0".
         Some(rate)
-            if (0.0..=MAX_RATE).contains(&rate) && (floor == RateFloor::Zero || rate != 0.0) =>
+            if (0.0..=MAX_RATE).contains(&rate)
+                && (floor == RateFloor::Zero || rate != 0.0)
+                && !above_whole(text, MAX_RATE as u64) =>
         {
             Ok(rate + 0.0)
         }
@@ -513,7 +553,7 @@ fn parse_rate(flag: &str, text: &str, floor: RateFloor) -> Result<f64, String> {
 
 fn parse_share(flag: &str, text: &str) -> Result<f64, String> {
     match parse_number(flag, text)? {
-        Some(share) if (0.0..=1.0).contains(&share) => Ok(share + 0.0),
+        Some(share) if (0.0..=1.0).contains(&share) && !above_whole(text, 1) => Ok(share + 0.0),
         _ => Err(format!("{flag} `{text}`: expected a number from 0 to 1")),
     }
 }
@@ -529,9 +569,16 @@ fn parse_svg_path(flag: &str, text: &str) -> Result<PathBuf, String> {
         .extension()
         .is_some_and(|extension| extension.eq_ignore_ascii_case("svg"));
     if !is_svg || path.file_stem().is_none() {
-        return Err(format!(
-            "{flag} `{text}`: expected a file name ending in .svg (the plot is an SVG)"
-        ));
+        // `.svg` alone ends in .svg, but is a name without an extension.
+        let why = if path
+            .file_name()
+            .is_some_and(|name| name.eq_ignore_ascii_case(".svg"))
+        {
+            "expected a name before the .svg"
+        } else {
+            "expected a file name ending in .svg (the plot is an SVG)"
+        };
+        return Err(format!("{flag} `{text}`: {why}"));
     }
     Ok(path.to_path_buf())
 }
@@ -567,6 +614,7 @@ fn parse_rule(flag: &str, text: &str) -> Result<Rule, String> {
         let threshold = parse_number(flag, threshold)
             .map_err(|_| bad("T in rate:T/W is too small to tell from 0".into()))?
             .filter(|threshold| *threshold > 0.0 && *threshold <= 1.0)
+            .filter(|_| !above_whole(threshold, 1))
             .ok_or_else(|| bad("T in rate:T/W must be a number above 0 and at most 1".into()))?;
         let window = whole(window, MAX_WINDOW).ok_or_else(|| {
             bad(format!(
