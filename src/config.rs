@@ -100,7 +100,9 @@ pub(crate) fn printable(text: &str) -> String {
     serde(deny_unknown_fields)
 )]
 pub struct FailureRateConfig {
-    /// Share of failures that trips the breaker, in `(0, 1]`.
+    /// Share of failures that trips the breaker, in `(0, 1]`. A config file's number is the
+    /// `f64` nearest to what it says, as every format reads it: one a hair above 1
+    /// (`1.00000000000000001`) is 1, and one too small to tell from 0 is refused as 0.
     pub threshold: f64,
     /// Number of most recent recorded calls the share is taken over.
     pub window: usize,
@@ -153,7 +155,8 @@ pub struct FailureRateConfig {
 )]
 pub struct OpenBackoffConfig {
     /// How many times longer each failed probe round in a row makes the open period; finite
-    /// and at least 1.
+    /// and at least 1. A config file's number is the `f64` nearest to what it says: one a
+    /// hair below 1 (`0.99999999999999999`) is 1.
     pub multiplier: f64,
     /// The longest open period the back-off reaches; at least `open_duration`. In a
     /// configuration file, a duration such as `"10m"`.
@@ -492,7 +495,13 @@ fn validate_rate(rate: &FailureRateConfig) -> Result<FailureRate, ConfigError> {
     if !(threshold > 0.0 && threshold <= 1.0) {
         return Err(ConfigError::new(
             "failure_rate.threshold",
-            format!("must be greater than 0 and at most 1, got {threshold}"),
+            if threshold == 0.0 {
+                // Also what a number too small for an `f64` (`1e-400`) reads as.
+                "must be greater than 0 and at most 1, got 0 (or a number too small to tell from 0)"
+                    .to_owned()
+            } else {
+                format!("must be greater than 0 and at most 1, got {threshold}")
+            },
         ));
     }
     let window = in_range("failure_rate.window", rate.window, 1, MAX_WINDOW)?;

@@ -664,13 +664,30 @@ mod file {
                     .location()
                     .map(|location| (location.line(), location.column()));
                 let message = e.inner().to_string();
-                ConfigFileError::parse(
-                    Format::Yaml,
-                    e.path().to_string(),
-                    without_position_suffix(&message),
-                    position,
-                )
+                let reason = without_position_suffix(&message);
+                // A quoted scalar is the string its message calls it.
+                let plain = e.inner().location().is_some_and(|location| {
+                    text.get(location.index()..)
+                        .is_some_and(|scalar| !scalar.starts_with(['"', '\'']))
+                });
+                let reason = plain
+                    .then(|| yaml_overflow(reason))
+                    .flatten()
+                    .unwrap_or_else(|| reason.to_owned());
+                ConfigFileError::parse(Format::Yaml, e.path().to_string(), &reason, position)
             })
+    }
+
+    /// serde_yaml reads a plain number too large for an f64 (`1e400`) as text, and its
+    /// message then calls it a string: say what it is. For a plain scalar only.
+    #[cfg(feature = "yaml")]
+    fn yaml_overflow(reason: &str) -> Option<String> {
+        // After the path serde_yaml puts first, which `ConfigFileError::parse` takes off.
+        let (path, rest) = reason.split_once("invalid type: string \"")?;
+        let (text, expected) = rest.split_once("\", expected ")?;
+        let overflows = text.bytes().any(|b| b.is_ascii_digit())
+            && text.parse::<f64>().is_ok_and(f64::is_infinite);
+        overflows.then(|| format!("{path}number out of range: {text}, expected {expected}"))
     }
 
     /// Parses JSON text into `T`, the error naming the field by its path; trailing text after
@@ -683,18 +700,40 @@ mod file {
         let error = |field: String, error: &serde_json::Error| {
             let position = json_position(text, error);
             let message = error.to_string();
-            ConfigFileError::parse(
-                Format::Json,
-                field,
-                without_position_suffix(&message),
-                position,
-            )
+            let reason = without_position_suffix(&message);
+            let reason =
+                json_integer_too_large(text, error, reason).unwrap_or_else(|| reason.to_owned());
+            ConfigFileError::parse(Format::Json, field, &reason, position)
         };
         let mut deserializer = serde_json::Deserializer::from_str(text);
         let Table(parsed) = serde_path_to_error::deserialize(&mut deserializer)
             .map_err(|e| error(e.path().to_string(), e.inner()))?;
         deserializer.end().map_err(|e| error(String::new(), &e))?;
         Ok(parsed)
+    }
+
+    /// serde_json reads a whole number past the 64-bit range as a float, and its message then
+    /// calls it a floating point in digits of its own (`1.8446744073709552e+19`): name the
+    /// number as written. serde_json points at its last digit.
+    #[cfg(feature = "json")]
+    fn json_integer_too_large(
+        text: &str,
+        error: &serde_json::Error,
+        reason: &str,
+    ) -> Option<String> {
+        let expected = reason.split_once("invalid type: floating point `")?.1;
+        let expected = expected.split_once("`, expected ")?.1;
+        let line_start = match error.line() {
+            1 => 0,
+            line => text.match_indices('\n').nth(line.checked_sub(2)?)?.0 + 1,
+        };
+        let before = text.get(..line_start + error.column())?;
+        let rest = before.trim_end_matches(|c: char| c.is_ascii_digit());
+        let rest = rest.strip_suffix('-').unwrap_or(rest);
+        let written = &before[rest.len()..];
+        let part_of_a_float = rest.ends_with(['.', 'e', 'E', '+']);
+        (!part_of_a_float && written.bytes().any(|b| b.is_ascii_digit()))
+            .then(|| format!("integer `{written}` out of range, expected {expected}"))
     }
 
     /// Line and column (from 1, counting characters) of a serde_json error in `text`, or

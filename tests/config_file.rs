@@ -681,3 +681,69 @@ fn a_toml_date_time_where_a_table_or_duration_belongs_is_named_as_one() {
         .unwrap_err();
     assert_eq!(err.field(), "breakers.a.failure_rate", "{err}");
 }
+
+/// A number out of an f64's or a field's range is named as the file writes it: JSON reads a
+/// whole number past 64 bits as a float and YAML one past an f64 as text, and their own
+/// messages would call it a floating point in other digits, or a string.
+#[test]
+fn numbers_out_of_range_are_named_as_written_in_every_format() {
+    refused(
+        Format::Json,
+        r#"{"failure_rate":{"threshold":0.5,"window":18446744073709551616}}"#,
+        "failure_rate.window",
+        "integer `18446744073709551616` out of range, expected usize",
+    );
+    refused(
+        Format::Json,
+        "{\n  \"consecutive_failures\": -18446744073709551617\n}",
+        "consecutive_failures",
+        "integer `-18446744073709551617` out of range",
+    );
+    // A float that is one is still called one.
+    refused(
+        Format::Json,
+        r#"{"consecutive_failures": 1.5e20}"#,
+        "consecutive_failures",
+        "invalid type: floating point",
+    );
+    refused(
+        Format::Yaml,
+        "failure_rate: {threshold: 1e400, window: 20}",
+        "failure_rate.threshold",
+        "number out of range: 1e400, expected f64",
+    );
+    for (format, text) in [
+        (
+            Format::Toml,
+            "failure_rate = { threshold = 1e-400, window = 20 }",
+        ),
+        (
+            Format::Yaml,
+            "failure_rate: {threshold: 1e-400, window: 20}",
+        ),
+        (
+            Format::Json,
+            r#"{"failure_rate":{"threshold":1e-400,"window":20}}"#,
+        ),
+    ] {
+        refused(
+            format,
+            text,
+            "failure_rate.threshold",
+            "got 0 (or a number too small to tell from 0)",
+        );
+    }
+}
+
+/// A quoted number in YAML is a string, and is called one.
+#[test]
+fn a_quoted_yaml_number_out_of_range_is_called_a_string() {
+    for quoted in ["\"1e400\"", "'1e400'"] {
+        refused(
+            Format::Yaml,
+            &format!("failure_rate: {{threshold: {quoted}, window: 20}}"),
+            "failure_rate.threshold",
+            "invalid type: string \"1e400\"",
+        );
+    }
+}
