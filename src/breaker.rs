@@ -65,17 +65,22 @@ use crate::window::{Judgement, TripCause, Windows};
 /// # Performance
 ///
 /// - [`try_acquire`](Breaker::try_acquire) while closed: one atomic load. Wait-free.
-/// - A success while the window holds no failure: one atomic load, no write (with
-///   `count_successes`, one store to a cache line this thread owns). Wait-free.
+/// - A success while the window holds no failure, once a rate window has filled: one atomic
+///   load, no write (with `count_successes`, one store to a cache line this thread owns).
+///   Wait-free. The first `W` calls after the breaker is built or closes take places in the
+///   window, with a few compare-and-swaps each.
 /// - A success while a failure is in the window: one store to this thread's line (two with
-///   `count_successes`); now and then, a read of every stripe. No shared write.
+///   `count_successes`); now and then, a read of every stripe. No shared write, but for the
+///   success that makes the window clean again, which sets the state word's quiet bit.
 /// - A failure: a compare-and-swap on the window word and a read of every stripe; lock-free.
 /// - A rejection while open: one clock reading; no shared write.
 /// - With a `slow_call` limit, every call: two clock readings and two compare-and-swaps on
 ///   this thread's line (the call entering and leaving the calls out); now and then, a
 ///   sweep of every stripe's calls out.
 ///
-/// No call path takes a lock or allocates.
+/// No call path takes a lock. None allocates, but for a thread's first call off the healthy
+/// path (its first failure, or its first success while a rate window fills or holds a
+/// failure): it claims the thread's counter stripe, which may allocate once per thread.
 pub struct Breaker<C: Clock = QuantaClock> {
     /// The state word and the end of the open period: read by every call, written only by
     /// transitions and when the quiet bit changes (`quiet.rs`), so they share a line that

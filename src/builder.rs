@@ -183,8 +183,9 @@ impl<C: Clock> Builder<C> {
     /// With one window for the whole breaker (the default), the rules judge the last calls of
     /// every thread together, exactly, in the order their outcomes were recorded. That costs
     /// each failure a read of every thread's counter line and a write to the window that all
-    /// threads read: on the machine `benches/PERFORMANCE.md` describes, about 5-8 ns per call
-    /// per thread with two threads failing one call in 40, against about 2 ns with one thread.
+    /// threads read: on the machine the README's "Performance" describes, 11-14 ns per call
+    /// per thread with two threads failing one call in 40, against about 2 ns with one thread
+    /// or with a window per thread.
     /// With a window per thread, a thread's outcomes touch only its own window and its own
     /// counter line while its window holds a failure, so two threads cost about what one does
     /// (the first failure into a clean window, and the success that makes a window clean
@@ -263,12 +264,12 @@ impl<C: Clock> Builder<C> {
 
     /// Counts every success in the metrics (off by default).
     ///
-    /// A success while the window holds no failure is otherwise one load and nothing more,
-    /// inlined into the caller. With counting on, every call also adds one to a counter in a
+    /// A success while a filled window holds no failure is otherwise one load and nothing
+    /// more, inlined into the caller (15 instructions per call with the bare call's 6,
+    /// `.ci/instructions`). With counting on, every call also adds one to a counter in a
     /// cache line this thread owns (a plain store, no shared write), and takes the breaker's
-    /// out-of-line path: about 100 instructions per healthy call instead of 18, 12-13 ns
-    /// instead of about 1.5 ns in a tight loop on the machine `benches/PERFORMANCE.md`
-    /// describes. Still no lock, no atomic read-modify-write and no clock read.
+    /// out-of-line path, several times the instructions and the time. Still no lock, no
+    /// atomic read-modify-write and no clock read.
     /// [`Metrics::successes`](crate::Metrics::successes) and
     /// [`Metrics::permitted`](crate::Metrics::permitted) are `None` without it.
     pub fn count_successes(mut self, count: bool) -> Self {
@@ -478,7 +479,8 @@ impl<C: Clock> Builder<C> {
     /// [`MAX_OPEN_DURATION`](crate::MAX_OPEN_DURATION), probes or a success threshold of 0 or above
     /// [`MAX_PROBES`](crate::MAX_PROBES), stripes of 0 or above [`MAX_STRIPES`](crate::MAX_STRIPES),
     /// failure records fewer than the rules look back over or above
-    /// [`MAX_WINDOW`](crate::MAX_WINDOW), a slow-call limit or probe timeout of zero, or an open
+    /// [`MAX_WINDOW`](crate::MAX_WINDOW), a slow-call limit of zero, a probe timeout of zero or
+    /// above [`MAX_PROBE_TIMEOUT`](crate::MAX_PROBE_TIMEOUT), or an open
     /// back-off whose multiplier is under 1 (or not a finite number) or whose longest period is
     /// shorter than the open duration or above [`MAX_OPEN_DURATION`](crate::MAX_OPEN_DURATION).
     /// Also `minimum_calls` set while only `consecutive_failures` is (see

@@ -256,8 +256,9 @@ pub struct Config {
     /// default. Fixed once a breaker is built.
     pub per_thread_windows: bool,
     /// Count every success in the metrics, at the cost of one store to the thread's own cache
-    /// line per successful call. Off by default: then a success while the window holds no
-    /// failure is loads only, and [`Metrics::successes`](crate::Metrics::successes) is `None`.
+    /// line per successful call. Off by default: then a success while a filled window holds
+    /// no failure is loads only, and [`Metrics::successes`](crate::Metrics::successes) is
+    /// `None`.
     /// Switched on by a reconfiguration, it counts the successes from there on; a breaker that
     /// counted before, and was switched off meanwhile, adds them to what it counted then.
     pub count_successes: bool,

@@ -37,6 +37,9 @@
 //!     Ok(permit) => permit.success(),
 //!     Err(rejected) => println!("retry in {:?}", rejected.retry_after()),
 //! }
+//! # // Both were admitted and judged: two calls in the window, no failure, no rejection.
+//! # let metrics = breaker.metrics();
+//! # assert_eq!((metrics.window_calls, metrics.failures, metrics.rejected), (2, 0, 0));
 //! # Ok::<(), hotbreaker::ConfigError>(())
 //! ```
 //!
@@ -78,7 +81,8 @@
 //!
 //! The state is one 64-bit atomic word that every transition changes with one
 //! compare-and-swap. The failure window counts successes in per-thread cache lines and keeps
-//! one record per failure, so a success while no failure is in view writes nothing. Every
+//! one record per failure, so a success while no failure is in view writes nothing, once a
+//! rate window has filled (its first calls take places in it). Every
 //! atomic's memory ordering is argued in the source next to it, and the state machine is
 //! checked under every interleaving with loom and against a sequential reference model.
 //!
