@@ -77,6 +77,25 @@ impl<C: Clock> Breaker<C> {
     ///
     /// As for [`call_async`](Breaker::call_async), and if `classify` panics (counted as a
     /// failure first).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// use hotbreaker::{Breaker, CallError, Outcome};
+    ///
+    /// let breaker = Breaker::builder().consecutive_failures(1).build().unwrap();
+    /// // A 404 says the request was bad, not the service: it does not count.
+    /// let classify = |result: &Result<&str, u16>| match result {
+    ///     Err(400..=499) => Outcome::Ignore,
+    ///     Err(_) => Outcome::Failure,
+    ///     Ok(_) => Outcome::Success,
+    /// };
+    /// let missing = breaker.call_async_with(classify, async { Err(404) }).await;
+    /// assert!(matches!(missing, Err(CallError::Failed(404))));
+    /// assert!(breaker.try_acquire().is_ok(), "still closed");
+    /// # });
+    /// ```
     pub async fn call_async_with<T, E, F>(
         &self,
         classify: impl FnOnce(&Result<T, E>) -> Outcome,

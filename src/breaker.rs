@@ -251,6 +251,20 @@ impl<C: Clock> Breaker<C> {
     ///
     /// If a transition listener panics at a transition this call makes (see
     /// [`Builder::on_transition`](crate::Builder::on_transition)); the transition stands.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use hotbreaker::{Breaker, State};
+    ///
+    /// let breaker = Breaker::builder().consecutive_failures(1).build()?;
+    /// let permit = breaker.try_acquire().expect("closed: every call is admitted");
+    /// permit.failure(); // the call failed: one failure in a row trips
+    /// let rejected = breaker.try_acquire().expect_err("open");
+    /// assert_eq!(rejected.state(), State::Open);
+    /// assert!(rejected.retry_after().is_some());
+    /// # Ok::<(), hotbreaker::ConfigError>(())
+    /// ```
     #[inline(always)]
     pub fn try_acquire(&self) -> Result<Permit<'_, C>, Rejected> {
         match self.try_acquire_healthy() {
@@ -1605,6 +1619,26 @@ impl<C: Clock> Breaker<C> {
     ///
     /// If a transition listener panics at a transition this call makes (see
     /// [`Builder::on_transition`](crate::Builder::on_transition)); the transition stands.
+    ///
+    /// # Examples
+    ///
+    /// An operator's switches: forced open, forced closed, then back to the rules.
+    ///
+    /// ```
+    /// use hotbreaker::{Breaker, State};
+    ///
+    /// let breaker = Breaker::builder().consecutive_failures(1).build()?;
+    /// breaker.force_open();
+    /// assert_eq!(breaker.try_acquire().unwrap_err().state(), State::ForcedOpen);
+    /// breaker.force_closed();
+    /// breaker.try_acquire().unwrap().failure(); // counted, but never trips
+    /// assert_eq!(breaker.state(), State::ForcedClosed);
+    /// let early = breaker.try_acquire().unwrap(); // issued before the reset
+    /// breaker.reset();
+    /// early.failure(); // not counted in the new window
+    /// assert_eq!(breaker.state(), State::Closed);
+    /// # Ok::<(), hotbreaker::ConfigError>(())
+    /// ```
     pub fn reset(&self) {
         self.move_to(State::Closed);
     }
@@ -1695,6 +1729,25 @@ impl<C: Clock> Breaker<C> {
     ///
     /// An open breaker whose open period has ended reads as [`State::HalfOpen`]: the next call
     /// will be a probe.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use hotbreaker::{Breaker, ManualClock, State};
+    /// use std::time::Duration;
+    ///
+    /// let clock = ManualClock::new();
+    /// let breaker = Breaker::builder()
+    ///     .consecutive_failures(1)
+    ///     .open_duration(Duration::from_secs(30))
+    ///     .clock(clock.clone())
+    ///     .build()?;
+    /// breaker.try_acquire().unwrap().failure();
+    /// assert_eq!(breaker.state(), State::Open);
+    /// clock.advance(Duration::from_secs(30));
+    /// assert_eq!(breaker.state(), State::HalfOpen, "the period is over: the next call probes");
+    /// # Ok::<(), hotbreaker::ConfigError>(())
+    /// ```
     pub fn state(&self) -> State {
         let word = StateWord(self.control.state.load(Ordering::Acquire));
         match word.state() {

@@ -177,6 +177,23 @@ impl<C: Clock> Registry<C> {
     /// Registers `breaker` as `name`, unless a breaker is registered under that name already.
     /// Returns the breaker registered as `name` afterwards: `breaker`, or the one that was
     /// there.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use hotbreaker::{Breaker, Registry};
+    ///
+    /// let registry = Registry::new();
+    /// let first = Arc::new(Breaker::builder().build()?);
+    /// let second = Arc::new(Breaker::builder().build()?);
+    /// let kept = registry.insert_if_absent("db", first.clone());
+    /// assert!(Arc::ptr_eq(&kept, &first));
+    /// let kept = registry.insert_if_absent("db", second);
+    /// assert!(Arc::ptr_eq(&kept, &first), "the one that was there");
+    /// assert!(Arc::ptr_eq(&registry.get("db").unwrap(), &first));
+    /// # Ok::<(), hotbreaker::ConfigError>(())
+    /// ```
     pub fn insert_if_absent(&self, name: &str, breaker: Arc<Breaker<C>>) -> Arc<Breaker<C>> {
         let mut registered = breaker;
         self.breakers.update(|current| {
@@ -201,6 +218,22 @@ impl<C: Clock> Registry<C> {
     ///
     /// With the `metrics` feature, if the installed recorder panics while the gauges are set
     /// to 0. The breaker is unregistered by then; the gauges not yet set keep their values.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use hotbreaker::{Breaker, Registry};
+    ///
+    /// let registry = Registry::new();
+    /// let db = registry.get_or_insert_with("db", |_| Breaker::builder().consecutive_failures(1))?;
+    /// db.try_acquire().unwrap().failure(); // open
+    /// let removed = registry.remove("db").expect("registered");
+    /// assert!(registry.get("db").is_none());
+    /// assert!(removed.try_acquire().is_err(), "its holders keep using it");
+    /// let rebuilt = registry.get_or_insert_with("db", |_| Breaker::builder())?;
+    /// assert!(rebuilt.try_acquire().is_ok(), "a new breaker, closed");
+    /// # Ok::<(), hotbreaker::ConfigError>(())
+    /// ```
     pub fn remove(&self, name: &str) -> Option<Arc<Breaker<C>>> {
         let mut removed = None;
         self.breakers.update(|current| {

@@ -416,6 +416,31 @@ mod async_wait {
         /// call admitted at once, or one whose `timeout` is zero, touches no timer and works
         /// from any executor. And as for [`acquire_timeout`](Breaker::acquire_timeout), if a
         /// transition listener panics.
+        ///
+        /// # Examples
+        ///
+        /// ```
+        /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+        /// use hotbreaker::{Breaker, State};
+        /// use std::time::Duration;
+        ///
+        /// let breaker = Breaker::builder()
+        ///     .consecutive_failures(1)
+        ///     .open_duration(Duration::from_millis(20))
+        ///     .build()
+        ///     .unwrap();
+        /// breaker.try_acquire().unwrap().failure(); // open for 20 ms
+        /// let rejected = breaker.acquire_timeout_async(Duration::ZERO).await.unwrap_err();
+        /// assert_eq!(rejected.state(), State::Open, "no wait: rejected at once");
+        /// let probe = breaker
+        ///     .acquire_timeout_async(Duration::from_secs(10))
+        ///     .await
+        ///     .expect("admitted when the period ends");
+        /// assert!(probe.is_probe());
+        /// probe.success();
+        /// assert_eq!(breaker.state(), State::Closed);
+        /// # });
+        /// ```
         #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
         pub async fn acquire_timeout_async(
             &self,
