@@ -407,11 +407,14 @@ impl<C: Clock> Breaker<C> {
             State::ForcedOpen => self.reject(State::ForcedOpen, None),
             State::HalfOpen => {
                 let settings = self.settings();
+                // A place came free since `poll_ready` looked, or the word changed while this
+                // call gave overdue probes up: retry now.
+                let retry_now = || self.reject(State::Open, Some(Duration::ZERO));
                 if word.probes_out() < settings.half_open_probes {
-                    // A place came free since `poll_ready` looked: retry now.
-                    self.reject(State::Open, Some(Duration::ZERO))
+                    retry_now()
                 } else {
-                    self.reject_with_every_probe_out(word, &settings)
+                    self.reject_or_look_again(word, &settings)
+                        .unwrap_or_else(retry_now)
                 }
             }
             // Closed meanwhile, or the open period ended: only ever name a state that rejects.
@@ -828,7 +831,16 @@ impl<C: Clock> Breaker<C> {
                 State::HalfOpen => {
                     let settings = self.settings();
                     if word.probes_out() >= settings.half_open_probes {
-                        return Err(self.reject_with_every_probe_out(word, &settings));
+                        match self.reject_or_look_again(word, &settings) {
+                            Some(rejected) => return Err(rejected),
+                            None => {
+                                // The probes were overdue, but the word changed before this
+                                // call could reopen: a verdict, a freed place, a flipped bit.
+                                // Decide again from the word as it now stands.
+                                word = StateWord(self.control.state.load(Ordering::Acquire));
+                                continue;
+                            }
+                        }
                     }
                     let next = word
                         .with_probes(word.probes_out() + 1, word.probe_successes())
@@ -882,12 +894,20 @@ impl<C: Clock> Breaker<C> {
     /// The rejection of a call that finds half-open `word` with every probe place taken: as
     /// half-open, unless the probes out have run past the probe timeout, when this call opens
     /// the breaker again ([`reopen_if_probes_timed_out`](Breaker::reopen_if_probes_timed_out)).
-    /// For a call that asked for a permit and for one the tower layer shed alike.
-    fn reject_with_every_probe_out(&self, word: StateWord, settings: &Settings) -> Rejected {
-        settings
-            .probe_timeout
-            .and_then(|timeout| self.reopen_if_probes_timed_out(word, timeout))
-            .unwrap_or_else(|| self.reject(State::HalfOpen, None))
+    /// `None` when the probes out were overdue and the state word changed before this call
+    /// could open the breaker again (a verdict, a freed place, a reconfiguration's bit): the
+    /// caller then reads the word again, rather than turn the call away as half-open from a
+    /// breaker that may have closed or freed a place meanwhile, which no order of the two
+    /// gives. For a call that asked for a permit and for one the tower layer shed alike.
+    fn reject_or_look_again(&self, word: StateWord, settings: &Settings) -> Option<Rejected> {
+        match settings.probe_timeout {
+            None => Some(self.reject(State::HalfOpen, None)),
+            Some(timeout) => match self.reopen_if_probes_timed_out(word, timeout) {
+                Reopening::NotDue => Some(self.reject(State::HalfOpen, None)),
+                Reopening::Opened(rejected) => Some(rejected),
+                Reopening::Changed => None,
+            },
+        }
     }
 
     /// Records that the probe `next` admits (from `word`) is admitted at `now`, before the
@@ -923,14 +943,17 @@ impl<C: Clock> Breaker<C> {
     /// the very time it decided on (`newest_probe.rs`): a probe admitted since has changed
     /// that time, and the seal fails; none is admitted after it. Sealed, the generation is
     /// any call's to open, from whatever half-open word of it a verdict leaves.
-    fn reopen_if_probes_timed_out(&self, word: StateWord, timeout: Duration) -> Option<Rejected> {
+    fn reopen_if_probes_timed_out(&self, word: StateWord, timeout: Duration) -> Reopening {
         let generation = word.generation();
-        let Newest::Admitted(newest) = self.control.newest_probe.newest(generation)? else {
+        let Some(newest) = self.control.newest_probe.newest(generation) else {
+            return Reopening::NotDue;
+        };
+        let Newest::Admitted(newest) = newest else {
             // Sealed: another call decided to open the breaker again; finish it.
-            return self.finish_sealed_reopening(generation);
+            return self.finish_sealed_reopening(generation).into();
         };
         if probes_time_out_after(newest, timeout, self.now()) > 0 {
-            return None;
+            return Reopening::NotDue;
         }
         // Checked with the state word `open_from_for` loaded, just before its swap. The seal is
         // a read-modify-write from the newest probe's word exactly as the decision read it:
@@ -957,11 +980,12 @@ impl<C: Clock> Breaker<C> {
             OpenPeriod::Configured,
         );
         match open_for {
-            Some(opened) => Some(self.reject_as_opened(opened)),
+            Some(opened) => Reopening::Opened(self.reject_as_opened(opened)),
             // Sealed, and another call finished the opening (or a verdict, a reset... ended
             // the generation): as a call that meets the seal.
-            None if sealed.get() => self.finish_sealed_reopening(generation),
-            None => None,
+            None if sealed.get() => self.finish_sealed_reopening(generation).into(),
+            // Due, but the word changed before the seal: not this call's to decide from it.
+            None => Reopening::Changed,
         }
     }
 
@@ -2015,6 +2039,23 @@ impl<C: Clock> Breaker<C> {
     /// The clock the breaker reads.
     pub fn clock(&self) -> &C {
         &self.clock
+    }
+}
+
+/// What [`reopen_if_probes_timed_out`](Breaker::reopen_if_probes_timed_out) found.
+enum Reopening {
+    /// The probes out are not all overdue (or none is recorded): reject as half-open.
+    NotDue,
+    /// The breaker is open again (this call's opening or another's): this rejection.
+    Opened(Rejected),
+    /// Overdue, but the state word changed first (or the sealed generation ended otherwise):
+    /// the caller decides again from the current word.
+    Changed,
+}
+
+impl From<Option<Rejected>> for Reopening {
+    fn from(finished: Option<Rejected>) -> Self {
+        finished.map_or(Reopening::Changed, Reopening::Opened)
     }
 }
 

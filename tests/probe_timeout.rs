@@ -374,7 +374,8 @@ fn the_call_that_reopens_is_told_what_is_left_of_the_period_as_kept() {
 /// A call finds the one probe overdue and decides to open the breaker again; before its
 /// compare-and-swap (between its two clock readings), the probe ends in success and closes
 /// the breaker. The decision was made on a half-open word that is gone: the call must not
-/// open the now-closed breaker.
+/// open the now-closed breaker, and is admitted as the closing came first (it was rejected as
+/// "half-open, probes out" from a closed breaker, which no order of the two gives).
 #[test]
 fn a_decision_to_reopen_made_on_a_half_open_word_since_closed_opens_nothing() {
     let OneProbeOut {
@@ -385,10 +386,12 @@ fn a_decision_to_reopen_made_on_a_half_open_word_since_closed_opens_nothing() {
     } = one_probe_admitted_at_10_s();
     clock.set(Duration::from_secs(12)); // the probe is overdue
     clock.arm(2, move || probe.success()); // ...and ends well, closing the breaker
-    let rejected = breaker
+    // The closing came first: the call decides again and is admitted, closed.
+    let permit = breaker
         .try_acquire()
-        .expect_err("the probe place was taken");
-    assert_eq!(rejected.state(), State::HalfOpen, "as the call found it");
+        .expect("the breaker closed before the call could reopen it");
+    assert!(!permit.is_probe());
+    drop(permit);
     let m = breaker.metrics();
     assert_eq!(
         (m.state, m.openings),
@@ -396,4 +399,49 @@ fn a_decision_to_reopen_made_on_a_half_open_word_since_closed_opens_nothing() {
         "opened a closed breaker for probes that timed out: {:?}",
         transitions.lock().unwrap()
     );
+}
+
+/// The same race with the two other changes a call may meet while it decides to give the
+/// overdue probe up: the probe's permit dropped without a verdict (its place freed), and a
+/// reconfiguration that flips a bit of the state word and leaves the probe out. In order,
+/// the drop first admits the call as a probe, and the reconfiguration changes nothing the
+/// decision rests on, so the call opens the breaker again. Catches a call that meets either
+/// rejected as "half-open, probes out", nothing reopened.
+#[test]
+fn a_decision_to_reopen_that_meets_a_freed_place_or_a_reconfiguration_decides_again() {
+    let OneProbeOut {
+        breaker,
+        clock,
+        probe,
+        ..
+    } = one_probe_admitted_at_10_s();
+    clock.set(Duration::from_secs(12)); // overdue
+    clock.arm(2, move || drop(probe));
+    let permit = breaker
+        .try_acquire()
+        .expect("the freed place, taken after the drop");
+    assert!(permit.is_probe());
+    drop(permit);
+
+    let OneProbeOut {
+        breaker,
+        clock,
+        probe,
+        ..
+    } = one_probe_admitted_at_10_s();
+    clock.set(Duration::from_secs(12));
+    let reconfigured = breaker.clone();
+    clock.arm(2, move || {
+        let mut config = reconfigured.config();
+        config.count_successes = !config.count_successes;
+        reconfigured.reconfigure(config).unwrap();
+    });
+    let rejected = breaker.try_acquire().expect_err("the probe is still out");
+    let m = breaker.metrics();
+    assert_eq!(
+        (rejected.state(), m.state, m.openings),
+        (State::Open, State::Open, 2),
+        "the overdue probe is given up on: {m:?}"
+    );
+    drop(probe);
 }

@@ -6,7 +6,10 @@
 
 mod common;
 
-use common::{Events, OPEN, Role, check_each_order, small, spawn_in, trip_and_wait};
+use common::{
+    Events, OPEN, Role, check, check_each_order, small, small_for_owned_permits, spawn_in,
+    trip_and_wait,
+};
 use hotbreaker::testing::assert_one_chain;
 use hotbreaker::{Breaker, ManualClock, Rejected, State, Transition, Trigger};
 use loom::sync::Arc;
@@ -461,6 +464,38 @@ fn a_stalled_trip_leaves_a_later_probe_time_alone() {
                 State::Open,
                 "every probe out is overdue, yet not given up on"
             );
+        }
+    });
+}
+
+/// One probe place, the probe out past the timeout. Its success races a call that finds it
+/// overdue: in order, either the success closes the breaker and the call is admitted (closed,
+/// not a probe), or the call gives the probe up, opening the breaker again and rejected as
+/// open, and the success is of a generation gone. Each transition is counted once.
+///
+/// Catches: a call that decided to give the probe up, lost its compare-and-swap to the
+/// success's closing, and was rejected as "half-open, probes out" from a closed breaker
+/// (rather than deciding again from the word as it then stood).
+#[test]
+fn a_late_success_races_the_call_that_gives_its_probe_up() {
+    check(3, || {
+        let (breaker, clock) = small_for_owned_permits(|b| b.consecutive_failures(1).probe_timeout(OPEN));
+        trip_and_wait(&breaker, &clock);
+        let probe = breaker.try_acquire_owned().expect("the probe");
+        clock.advance(2 * OPEN);
+        let succeeding = loom::thread::spawn(move || probe.success());
+        let asked = breaker.try_acquire_owned();
+        succeeding.join().unwrap();
+        let m = breaker.metrics();
+        match asked {
+            Ok(permit) => {
+                assert!(!permit.is_probe(), "{m:?}");
+                assert_eq!((m.state, m.openings, m.closings), (State::Closed, 1, 1), "{m:?}");
+            }
+            Err(rejected) => {
+                assert_eq!(rejected.state(), State::Open, "{m:?}");
+                assert_eq!((m.state, m.openings, m.closings), (State::Open, 2, 0), "{m:?}");
+            }
         }
     });
 }
