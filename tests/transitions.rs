@@ -1009,3 +1009,37 @@ fn a_panic_of_a_probe_made_through_call_counts_as_a_failure() {
     assert_eq!((m.failures, m.released), (2, 0), "{m:?}");
     assert_eq!(breaker.state(), State::Open, "a failed probe reopens");
 }
+
+/// A closing from half-open empties the window before its swap (`src/window/mod.rs`, point
+/// 7), whatever generation's tag the window still has, so the breaker is quiet (its healthy
+/// calls take the state word alone) as soon as the closing probe closes it. Catches a closing
+/// that empties only a window of its own generation's tag: the window left as the tripping
+/// generation had it, dirty, keeps the quiet bit off until a success takes the slow path, and
+/// with a window per thread, until every thread's old window is touched again.
+#[test]
+fn a_closing_probe_leaves_the_breaker_quiet_at_once() {
+    for per_thread in [false, true] {
+        let clock = ManualClock::new();
+        let breaker = Breaker::builder()
+            .consecutive_failures(2)
+            .open_duration(Duration::from_secs(1))
+            .per_thread_windows(per_thread)
+            .clock(clock.clone())
+            .build()
+            .unwrap();
+        let quiet = |breaker: &Breaker<ManualClock>| hotbreaker::testing::is_quiet(breaker);
+        assert!(quiet(&breaker), "quiet from the start");
+        breaker.try_acquire().unwrap().failure();
+        assert!(!quiet(&breaker), "a failure in view");
+        breaker.try_acquire().unwrap().failure(); // trips: open in generation 1
+        clock.advance(Duration::from_secs(1));
+        let probe = breaker.try_acquire().expect("the open period is over");
+        assert!(probe.is_probe());
+        probe.success(); // closed in generation 3, whose tag is not generation 0's
+        assert_eq!(breaker.state(), State::Closed);
+        assert!(
+            quiet(&breaker),
+            "per thread {per_thread}: the closing emptied the window, so the breaker is quiet"
+        );
+    }
+}

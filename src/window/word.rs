@@ -266,6 +266,16 @@ mod tests {
         ));
         assert!(!WindowWord::is_dirty_for(clean.0, 7));
         assert!(!WindowWord::is_dirty_for(filling.0, 7));
+        // A clean window of a generation that shares the tag is not this one's.
+        assert!(WindowWord::is_clean_in(clean.0, 7));
+        assert!(WindowWord::is_clean_for(
+            clean.0,
+            7 + (1 << GENERATION_BITS)
+        ));
+        assert!(!WindowWord::is_clean_in(
+            clean.0,
+            7 + (1 << GENERATION_BITS)
+        ));
     }
 
     #[test]
