@@ -356,6 +356,23 @@ fn an_outdated_half_opener_does_not_undo_a_seal() {
     });
 }
 
+/// Moves `clock` past every probe's timeout, and checks that a breaker left half-open with
+/// every probe place taken is opened again by the next call.
+fn every_probe_out_overdue_is_given_up_on(breaker: &Breaker<ManualClock>, clock: &ManualClock) {
+    clock.advance(2 * OPEN);
+    let m = breaker.metrics();
+    if m.state == State::HalfOpen && m.probes_out > 0 {
+        let Err(rejected) = breaker.try_acquire() else {
+            panic!("every probe place is taken");
+        };
+        assert_eq!(
+            rejected.state(),
+            State::Open,
+            "every probe out is overdue, yet not given up on"
+        );
+    }
+}
+
 /// One probe place. Thread B asks once, at the end of the open period: it may half-open the
 /// breaker itself, or stall between reading the state and recording its admission. Thread A
 /// takes the first probe, fails it (the breaker opens again), waits out that period and takes
@@ -398,18 +415,7 @@ fn a_stalled_half_opener_leaves_a_later_probe_time_alone() {
         };
         spawn_in(order, vec![prober, stalled]);
 
-        clock.advance(2 * OPEN);
-        let m = breaker.metrics();
-        if m.state == State::HalfOpen && m.probes_out > 0 {
-            let Err(rejected) = breaker.try_acquire() else {
-                panic!("every probe place is taken");
-            };
-            assert_eq!(
-                rejected.state(),
-                State::Open,
-                "every probe out is overdue, yet not given up on"
-            );
-        }
+        every_probe_out_overdue_is_given_up_on(&breaker, &clock);
     });
 }
 
@@ -453,18 +459,7 @@ fn a_stalled_trip_leaves_a_later_probe_time_alone() {
         };
         spawn_in(order, vec![prober, stalled]);
 
-        clock.advance(2 * OPEN);
-        let m = breaker.metrics();
-        if m.state == State::HalfOpen && m.probes_out > 0 {
-            let Err(rejected) = breaker.try_acquire() else {
-                panic!("every probe place is taken");
-            };
-            assert_eq!(
-                rejected.state(),
-                State::Open,
-                "every probe out is overdue, yet not given up on"
-            );
-        }
+        every_probe_out_overdue_is_given_up_on(&breaker, &clock);
     });
 }
 
