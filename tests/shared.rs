@@ -916,11 +916,19 @@ fn an_opening_a_recovery_answered_is_not_applied_by_a_follower_that_comes_late()
     assert_eq!(c.breaker.state(), State::Closed);
 }
 
-#[test]
-fn a_new_opening_replaces_an_answered_one_even_if_it_ends_sooner() {
+/// Three instances on one store: a's opening (60 s) applied by c, then a's recovery from it
+/// published, which c has not polled yet.
+struct Recovered {
+    b: Instance,
+    c: Instance,
+    follow_b: SharedOpenings<MemoryStore>,
+    follow_c: SharedOpenings<MemoryStore>,
+}
+
+fn c_in_an_opening_a_recovered_from() -> Recovered {
     let store = MemoryStore::new();
     let (a, b, c) = (instance_open_for(2 * OPEN), instance(), instance());
-    let (mut follow_a, mut follow_b) = (follower(&store, &a), follower(&store, &b));
+    let (mut follow_a, follow_b) = (follower(&store, &a), follower(&store, &b));
     let mut follow_c = follower(&store, &c);
     trip(&a);
     follow_a.poll(); // a's 60 s
@@ -928,6 +936,22 @@ fn a_new_opening_replaces_an_answered_one_even_if_it_ends_sooner() {
     a.breaker.reset();
     next_millisecond();
     assert_eq!(follow_a.poll().recoveries_published, 1);
+    Recovered {
+        b,
+        c,
+        follow_b,
+        follow_c,
+    }
+}
+
+#[test]
+fn a_new_opening_replaces_an_answered_one_even_if_it_ends_sooner() {
+    let Recovered {
+        b,
+        c,
+        mut follow_b,
+        mut follow_c,
+    } = c_in_an_opening_a_recovered_from();
     assert_eq!(follow_c.poll().ended, 1, "c ends the opening it applied");
     probe_succeeds(&c);
 
@@ -1336,16 +1360,12 @@ fn a_wall_clock_at_the_end_of_time_does_not_panic() {
 
 #[test]
 fn a_new_opening_after_a_recovery_is_applied_in_the_poll_that_ends_the_old_one() {
-    let store = MemoryStore::new();
-    let (a, b, c) = (instance_open_for(2 * OPEN), instance(), instance());
-    let (mut follow_a, mut follow_b) = (follower(&store, &a), follower(&store, &b));
-    let mut follow_c = follower(&store, &c);
-    trip(&a);
-    follow_a.poll(); // a's 60 s
-    assert_eq!(follow_c.poll().opened, 1);
-    a.breaker.reset();
-    next_millisecond();
-    assert_eq!(follow_a.poll().recoveries_published, 1);
+    let Recovered {
+        b,
+        c,
+        mut follow_b,
+        mut follow_c,
+    } = c_in_an_opening_a_recovered_from();
     // A new failure after the recovery, before c polls again: b's 30 s, which ends sooner than
     // what is left of a's 60 s on c.
     next_millisecond();
